@@ -1,0 +1,62 @@
+"""riido-pg: BM25 code search in PostgreSQL with opt-in, baseline-first identifier hints."""
+
+from riido_pg.documents import Document, HintsRequest
+from riido_pg.errors import (
+    ConflictingOptions,
+    DatabaseUnavailable,
+    InvalidCorpus,
+    InvalidInput,
+    InvalidTextConfig,
+    QueryTimeout,
+    RiidoError,
+    SchemaMissing,
+    SnapshotBusy,
+    SnapshotExists,
+    SnapshotLoading,
+    SnapshotNotFound,
+)
+from riido_pg.interleave import auxiliary_first, baseline_first
+from riido_pg.ranking import POLICIES, Candidate, Ranking, rank_documents, rank_snapshot
+from riido_pg.splitting import split_identifiers
+from riido_pg.store import (
+    LoadResult,
+    Snapshot,
+    drop_snapshot,
+    get_snapshot,
+    list_snapshots,
+    load_snapshot,
+)
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "POLICIES",
+    "Candidate",
+    "ConflictingOptions",
+    "DatabaseUnavailable",
+    "Document",
+    "HintsRequest",
+    "InvalidCorpus",
+    "InvalidInput",
+    "InvalidTextConfig",
+    "LoadResult",
+    "QueryTimeout",
+    "Ranking",
+    "RiidoError",
+    "SchemaMissing",
+    "Snapshot",
+    "SnapshotBusy",
+    "SnapshotExists",
+    "SnapshotLoading",
+    "SnapshotNotFound",
+    "__version__",
+    "auxiliary_first",
+    "baseline_first",
+    "drop_snapshot",
+    "get_snapshot",
+    "list_snapshots",
+    "load_snapshot",
+    "rank_documents",
+    "rank_snapshot",
+    "split_identifiers",
+]

@@ -1,0 +1,252 @@
+"""Reading and validating caller input: documents, queries, hint lists, sources.
+
+Everything a caller hands over is checked here, before any database work, so bad
+input costs nothing and leaves nothing behind. Messages are short, lowercase and
+name the document (and, for files, the line).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from riido_pg.errors import InvalidInput
+
+__all__ = [
+    "MAX_DOCUMENTS_PER_REQUEST",
+    "MAX_DOCUMENT_BYTES",
+    "MAX_ID_BYTES",
+    "MAX_QUERY_BYTES",
+    "MAX_REQUEST_BYTES",
+    "Document",
+    "HintsRequest",
+    "check_query",
+    "check_snapshot_id",
+    "parse_hints_file",
+    "parse_request",
+    "read_source",
+    "validate_documents",
+]
+
+#: Largest document text, in UTF-8 bytes.
+MAX_DOCUMENT_BYTES = 1_000_000
+#: Largest document id or snapshot id, in UTF-8 bytes.
+MAX_ID_BYTES = 1_024
+#: Largest query, in UTF-8 bytes.
+MAX_QUERY_BYTES = 65_536
+#: Most documents one ``hints`` request may carry.
+MAX_DOCUMENTS_PER_REQUEST = 100_000
+#: Largest ``hints`` request, in bytes of JSON.
+MAX_REQUEST_BYTES = 256 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One document: an id unique within its snapshot and its text."""
+
+    id: str
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class HintsRequest:
+    """The stdin object of ``riido-pg hints``."""
+
+    snapshot_id: str
+    query: str
+    documents: list[Document]
+
+
+def _utf8_problem(value: str) -> str | None:
+    if "\x00" in value:
+        return "contains a NUL character"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "contains a lone surrogate (invalid unicode)"
+    return None
+
+
+def _describe(doc_id: object) -> str:
+    text = repr(doc_id)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def check_snapshot_id(snapshot_id: object) -> str:
+    if not isinstance(snapshot_id, str) or not snapshot_id:
+        raise InvalidInput("snapshot id must be a non-empty string")
+    problem = _utf8_problem(snapshot_id)
+    if problem:
+        raise InvalidInput(f"snapshot id {problem}")
+    if len(snapshot_id.encode("utf-8")) > MAX_ID_BYTES:
+        raise InvalidInput(f"snapshot id is longer than {MAX_ID_BYTES} bytes")
+    return snapshot_id
+
+
+def check_query(query: object) -> str:
+    if not isinstance(query, str):
+        raise InvalidInput("query must be a string")
+    problem = _utf8_problem(query)
+    if problem:
+        raise InvalidInput(f"query {problem}")
+    size = len(query.encode("utf-8"))
+    if size > MAX_QUERY_BYTES:
+        raise InvalidInput(f"query is {size} bytes; the limit is {MAX_QUERY_BYTES}")
+    return query
+
+
+def _document(obj: object, where: str) -> Document:
+    if not isinstance(obj, dict):
+        raise InvalidInput(f"{where}: a document must be an object with \"id\" and \"text\"")
+    doc_id = obj.get("id")
+    if doc_id is None:
+        raise InvalidInput(f"{where}: document has no \"id\"")
+    if not isinstance(doc_id, str) or not doc_id:
+        raise InvalidInput(f"{where}: document id {_describe(doc_id)} is not a non-empty string")
+    problem = _utf8_problem(doc_id)
+    if problem:
+        raise InvalidInput(f"{where}: document id {_describe(doc_id)} {problem}")
+    if len(doc_id.encode("utf-8")) > MAX_ID_BYTES:
+        raise InvalidInput(f"{where}: document id is longer than {MAX_ID_BYTES} bytes")
+    text = obj.get("text")
+    if text is None:
+        raise InvalidInput(f"{where}: document {_describe(doc_id)} has no \"text\"")
+    if not isinstance(text, str):
+        raise InvalidInput(f"{where}: document {_describe(doc_id)} text is not a string")
+    problem = _utf8_problem(text)
+    if problem:
+        raise InvalidInput(f"{where}: document {_describe(doc_id)} text {problem}")
+    size = len(text.encode("utf-8"))
+    if size > MAX_DOCUMENT_BYTES:
+        raise InvalidInput(
+            f"{where}: document {_describe(doc_id)} is {size} bytes; "
+            f"the limit is {MAX_DOCUMENT_BYTES}"
+        )
+    return Document(doc_id, text)
+
+
+def validate_documents(docs: Iterable[Document], *, where: str = "input") -> list[Document]:
+    """Check ids are unique and non-empty; return the documents as a list."""
+    out: list[Document] = []
+    seen: set[str] = set()
+    for doc in docs:
+        if doc.id in seen:
+            raise InvalidInput(f"{where}: duplicate document id {_describe(doc.id)}")
+        seen.add(doc.id)
+        out.append(doc)
+    if not out:
+        raise InvalidInput(f"{where}: no documents")
+    return out
+
+
+def _decode(data: bytes, where: str) -> str:
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise InvalidInput(f"{where}: line {line}: invalid UTF-8 (byte {exc.start})") from exc
+
+
+def _loads(text: str, where: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidInput(f"{where}: line {exc.lineno}: malformed JSON: {exc.msg}") from exc
+    except RecursionError as exc:
+        raise InvalidInput(f"{where}: JSON nested too deeply") from exc
+
+
+def parse_request(data: bytes, where: str = "stdin") -> HintsRequest:
+    """Parse the ``hints`` stdin object ``{"snapshot_id","query","documents"}``."""
+    if len(data) > MAX_REQUEST_BYTES:
+        raise InvalidInput(f"{where}: request is larger than {MAX_REQUEST_BYTES} bytes")
+    obj = _loads(_decode(data, where), where)
+    if not isinstance(obj, dict):
+        raise InvalidInput(f"{where}: expected a JSON object with snapshot_id, query, documents")
+    for key in ("snapshot_id", "query", "documents"):
+        if key not in obj:
+            raise InvalidInput(f"{where}: missing \"{key}\"")
+    snapshot_id = check_snapshot_id(obj["snapshot_id"])
+    query = check_query(obj["query"])
+    raw_docs = obj["documents"]
+    if not isinstance(raw_docs, list):
+        raise InvalidInput(f"{where}: \"documents\" must be a list")
+    if len(raw_docs) > MAX_DOCUMENTS_PER_REQUEST:
+        raise InvalidInput(
+            f"{where}: {len(raw_docs)} documents; the limit is {MAX_DOCUMENTS_PER_REQUEST}"
+        )
+    docs = validate_documents(
+        (_document(d, f"{where}: documents[{i}]") for i, d in enumerate(raw_docs)), where=where
+    )
+    return HintsRequest(snapshot_id, query, docs)
+
+
+def _jsonl_documents(path: Path) -> Iterator[Document]:
+    with path.open("rb") as fh:
+        for lineno, raw in enumerate(fh, start=1):
+            where = f"{path}: line {lineno}"
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InvalidInput(f"{where}: invalid UTF-8 (byte {exc.start})") from exc
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InvalidInput(f"{where}: malformed JSON: {exc.msg}") from exc
+            if isinstance(obj, dict) and "_id" in obj and "id" not in obj:
+                # BEIR corpus line: {"_id", "title"?, "text"}
+                title = obj.get("title")
+                text = obj.get("text")
+                if isinstance(title, str) and title and isinstance(text, str):
+                    text = f"{title}\n{text}"
+                obj = {"id": obj["_id"], "text": text}
+            yield _document(obj, where)
+
+
+def _json_documents(path: Path) -> list[Document]:
+    where = str(path)
+    obj = _loads(_decode(path.read_bytes(), where), where)
+    if not isinstance(obj, dict) or not isinstance(obj.get("documents"), list):
+        raise InvalidInput(f"{where}: expected a JSON object with a \"documents\" list")
+    return validate_documents(
+        (_document(d, f"{where}: documents[{i}]") for i, d in enumerate(obj["documents"])),
+        where=where,
+    )
+
+
+def read_source(source: Path) -> list[Document]:
+    """Documents of a ``.json`` request file, a ``.jsonl`` file of ``{"id","text"}``
+    lines, or a BEIR directory (its ``corpus.jsonl``; a title is prepended to text)."""
+    if source.is_dir():
+        corpus = source / "corpus.jsonl"
+        if not corpus.is_file():
+            raise InvalidInput(f"{source}: not a BEIR directory (no corpus.jsonl)")
+        return validate_documents(_jsonl_documents(corpus), where=str(corpus))
+    if not source.exists():
+        raise InvalidInput(f"{source}: no such file or directory")
+    if source.suffix == ".jsonl":
+        return validate_documents(_jsonl_documents(source), where=str(source))
+    if source.suffix == ".json":
+        return _json_documents(source)
+    raise InvalidInput(f"{source}: expected a .json file, a .jsonl file or a BEIR directory")
+
+
+def parse_hints_file(path: Path) -> list[str]:
+    """A hints file: a JSON array of document ids, in hint order."""
+    where = str(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"{where}: cannot read hints file: {exc.strerror}") from exc
+    obj = _loads(_decode(data, where), where)
+    if not isinstance(obj, list):
+        raise InvalidInput(f"{where}: a hints file must be a JSON array of document ids")
+    for i, item in enumerate(obj):
+        if not isinstance(item, str):
+            raise InvalidInput(f"{where}: item {i} is not a document id string")
+    return list(obj)

@@ -1,0 +1,75 @@
+"""Exceptions a user can act on.
+
+Each class is one failure with one fix. The CLI turns any of them into a single
+``error: ...`` line on stderr and exits with the class's ``exit_code``
+(CONTRACTS §2: 2 for bad input or usage, 1 for the environment).
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "ConflictingOptions",
+    "DatabaseUnavailable",
+    "InvalidCorpus",
+    "InvalidInput",
+    "InvalidTextConfig",
+    "QueryTimeout",
+    "RiidoError",
+    "SchemaMissing",
+    "SnapshotBusy",
+    "SnapshotExists",
+    "SnapshotLoading",
+    "SnapshotNotFound",
+]
+
+
+class RiidoError(Exception):
+    """Base class: a failure the user can fix. ``str(err)`` is the whole message."""
+
+    exit_code: int = 1
+
+
+class InvalidInput(RiidoError):
+    """Documents, query or hints that cannot be used as given."""
+
+    exit_code = 2
+
+
+class InvalidCorpus(InvalidInput):
+    """A BEIR directory that is missing a file or has a malformed line."""
+
+
+class InvalidTextConfig(InvalidInput):
+    """A text search configuration the server does not know."""
+
+
+class ConflictingOptions(InvalidInput):
+    """Options that cannot be used together."""
+
+
+class SnapshotNotFound(InvalidInput):
+    """No snapshot with that id."""
+
+
+class SnapshotExists(InvalidInput):
+    """A snapshot with that id exists with different content."""
+
+
+class SnapshotLoading(RiidoError):
+    """The snapshot is being loaded, or its load was interrupted."""
+
+
+class SnapshotBusy(RiidoError):
+    """Another process holds the snapshot (a concurrent load or replace)."""
+
+
+class SchemaMissing(RiidoError):
+    """The database has no riido schema, or an older revision of it."""
+
+
+class DatabaseUnavailable(RiidoError):
+    """The server cannot be reached or the embedded server cannot start."""
+
+
+class QueryTimeout(RiidoError):
+    """A statement ran past the statement timeout or waited past the lock timeout."""

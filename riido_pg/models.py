@@ -1,0 +1,127 @@
+"""SQLAlchemy models of the ``riido`` schema.
+
+They describe the schema for alembic (autogenerate must find no drift against the
+migrations); the hot paths use plain SQL from ``sql/`` through psycopg.
+Every table leads with ``snapshot_id`` so the schema can later be sharded by it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    CheckConstraint,
+    DateTime,
+    ForeignKeyConstraint,
+    Integer,
+    MetaData,
+    Text,
+    UniqueConstraint,
+    func,
+)
+from sqlalchemy.dialects.postgresql import ARRAY, DOUBLE_PRECISION, TSVECTOR
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+__all__ = ["Base", "ColumnStats", "Document", "Posting", "Snapshot", "metadata"]
+
+SCHEMA = "riido"
+metadata = MetaData(schema=SCHEMA)
+
+C_TEXT = Text(collation="C")
+
+
+class Base(DeclarativeBase):
+    metadata = metadata
+
+
+class Snapshot(Base):
+    """One immutable set of documents, ranked with one text search configuration."""
+
+    __tablename__ = "snapshots"
+    __table_args__ = (
+        CheckConstraint("state IN ('loading', 'ready')", name="snapshots_state_check"),
+    )
+
+    snapshot_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
+    text_config: Mapped[str] = mapped_column(Text, nullable=False)
+    state: Mapped[str] = mapped_column(Text, nullable=False)
+    document_count: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
+    content_digest: Mapped[str] = mapped_column(Text, nullable=False)
+    k1: Mapped[float] = mapped_column(DOUBLE_PRECISION, nullable=False)
+    b: Mapped[float] = mapped_column(DOUBLE_PRECISION, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), nullable=False, server_default=func.now()
+    )
+
+
+class Document(Base):
+    """A document of a snapshot. ``doc_ord`` numbers documents in id byte order."""
+
+    __tablename__ = "documents"
+    __table_args__ = (
+        UniqueConstraint("snapshot_id", "doc_id", name="documents_snapshot_id_doc_id_key"),
+        ForeignKeyConstraint(
+            ["snapshot_id"],
+            ["riido.snapshots.snapshot_id"],
+            name="documents_snapshot_id_fkey",
+            ondelete="CASCADE",
+        ),
+    )
+
+    snapshot_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
+    doc_ord: Mapped[int] = mapped_column(Integer, primary_key=True)
+    doc_id: Mapped[str] = mapped_column(C_TEXT, nullable=False)
+    body: Mapped[str] = mapped_column(Text, nullable=False)
+    tsv_raw: Mapped[str] = mapped_column(TSVECTOR, nullable=False)
+    tsv_ident: Mapped[str] = mapped_column(TSVECTOR, nullable=False)
+    len_raw: Mapped[int] = mapped_column(Integer, nullable=False)
+    len_ident: Mapped[int] = mapped_column(Integer, nullable=False)
+
+
+class ColumnStats(Base):
+    """Per-snapshot, per-column statistics, computed once when the snapshot is finalized."""
+
+    __tablename__ = "column_stats"
+    __table_args__ = (
+        CheckConstraint("col IN ('raw', 'ident')", name="column_stats_col_check"),
+        ForeignKeyConstraint(
+            ["snapshot_id"],
+            ["riido.snapshots.snapshot_id"],
+            name="column_stats_snapshot_id_fkey",
+            ondelete="CASCADE",
+        ),
+    )
+
+    snapshot_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
+    col: Mapped[str] = mapped_column(Text, primary_key=True)
+    documents: Mapped[int] = mapped_column(Integer, nullable=False)
+    avgdl: Mapped[float] = mapped_column(DOUBLE_PRECISION, nullable=False)
+    terms: Mapped[int] = mapped_column(Integer, nullable=False)
+
+
+class Posting(Base):
+    """The inverted list of one lexeme in one column of one snapshot.
+
+    ``doc_ords`` ascending; ``tfn[i]`` is tf / (tf + k1 (1 - b + b dl / avgdl)) for
+    ``doc_ords[i]``, so a document's BM25 score is the sum of ``idf * tfn`` over
+    the query's lexemes.
+    """
+
+    __tablename__ = "postings"
+    __table_args__ = (
+        CheckConstraint("col IN ('raw', 'ident')", name="postings_col_check"),
+        ForeignKeyConstraint(
+            ["snapshot_id"],
+            ["riido.snapshots.snapshot_id"],
+            name="postings_snapshot_id_fkey",
+            ondelete="CASCADE",
+        ),
+    )
+
+    snapshot_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
+    col: Mapped[str] = mapped_column(Text, primary_key=True)
+    lexeme: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
+    df: Mapped[int] = mapped_column(Integer, nullable=False)
+    idf: Mapped[float] = mapped_column(DOUBLE_PRECISION, nullable=False)
+    doc_ords: Mapped[list[int]] = mapped_column(ARRAY(Integer), nullable=False)
+    tfn: Mapped[list[float]] = mapped_column(ARRAY(DOUBLE_PRECISION), nullable=False)

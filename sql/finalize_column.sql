@@ -1,0 +1,35 @@
+-- finalize_column.sql: statistics and postings of one column of one snapshot.
+--
+-- Run once per column ({tsv} = tsv_raw | tsv_ident, {len} = len_raw | len_ident)
+-- when a snapshot is finalized. Snapshots are immutable, so these never go stale.
+--
+-- BM25 (Lucene form, CONTRACTS §5):
+--   idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))
+--   tfn(t, d) = tf / (tf + k1 * (1 - b + b * dl / avgdl))
+--   score(d, q) = sum over distinct query lexemes t in d of idf(t) * tfn(t, d)
+-- tf is the number of positions the tsvector keeps for the lexeme.
+-- Parameters: %(snapshot_id)s, %(col)s ('raw' | 'ident'), %(k1)s, %(b)s.
+WITH stats AS (
+    INSERT INTO riido.column_stats (snapshot_id, col, documents, avgdl, terms)
+    SELECT %(snapshot_id)s, %(col)s, count(*), coalesce(avg(d.{len}), 0)::float8, 0
+    FROM riido.documents AS d
+    WHERE d.snapshot_id = %(snapshot_id)s
+    RETURNING documents AS n, avgdl
+)
+INSERT INTO riido.postings (snapshot_id, col, lexeme, df, idf, doc_ords, tfn)
+SELECT %(snapshot_id)s,
+       %(col)s,
+       u.lexeme,
+       count(*),
+       ln(1 + (s.n - count(*) + 0.5) / (count(*) + 0.5)),
+       array_agg(d.doc_ord ORDER BY d.doc_ord),
+       array_agg(
+           cardinality(u.positions)::float8
+           / (cardinality(u.positions) + %(k1)s * (1 - %(b)s + %(b)s * d.{len} / s.avgdl))
+           ORDER BY d.doc_ord
+       )
+FROM riido.documents AS d
+CROSS JOIN LATERAL unnest(d.{tsv}) AS u
+CROSS JOIN stats AS s
+WHERE d.snapshot_id = %(snapshot_id)s
+GROUP BY u.lexeme, s.n, s.avgdl
