@@ -1,0 +1,3 @@
+from riido_pg.cli import main
+
+main()

@@ -1,0 +1,153 @@
+"""Test database plumbing, in one place.
+
+The server: ``RIIDO_PG_TEST_DSN`` when set (CI points it at the machine's
+PostgreSQL), otherwise an embedded server under a temporary ``RIIDO_PG_HOME``.
+Each test module gets a fresh database, migrated to head, dropped afterwards.
+If the server cannot be reached the run stops with one clear message.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
+
+from riido_pg import migrate
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _server_dsn(tmp_root: Path) -> str:
+    dsn = os.environ.get("RIIDO_PG_TEST_DSN")
+    if dsn:
+        return dsn
+    os.environ["RIIDO_PG_HOME"] = str(tmp_root / "embedded-home")
+    from riido_pg.embedded import embedded_dsn
+
+    return embedded_dsn()
+
+
+@pytest.fixture(scope="session")
+def server_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    root = tmp_path_factory.mktemp("server")
+    try:
+        dsn = _server_dsn(root)
+        with psycopg.connect(dsn, connect_timeout=10, autocommit=True) as conn:
+            conn.execute("SELECT 1")
+    except Exception as exc:  # noqa: BLE001 - any failure here means: no server
+        pytest.exit(
+            f"cannot reach the test PostgreSQL ({exc}); set RIIDO_PG_TEST_DSN to a server "
+            "or let the tests start the embedded one",
+            returncode=3,
+        )
+    yield dsn
+    if not os.environ.get("RIIDO_PG_TEST_DSN"):
+        from riido_pg.embedded import stop_embedded
+
+        stop_embedded()
+
+
+@dataclass(frozen=True)
+class Database:
+    dsn: str
+    name: str
+
+    def connect(self, **kwargs: Any) -> psycopg.Connection[Any]:
+        return psycopg.connect(self.dsn, autocommit=True, **kwargs)
+
+    def count(self, table: str) -> int:
+        with self.connect() as conn:
+            row = conn.execute(
+                sql.SQL("SELECT count(*) FROM riido.{}").format(sql.Identifier(table))
+            ).fetchone()
+            assert row is not None
+            return int(row[0])
+
+
+def create_database(server_dsn: str, prefix: str, *, migrated: bool = True) -> Database:
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(server_dsn, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    dsn = make_conninfo(server_dsn, dbname=name)
+    if migrated:
+        migrate.upgrade(dsn)
+    return Database(dsn, name)
+
+
+def drop_database(server_dsn: str, name: str) -> None:
+    with psycopg.connect(server_dsn, autocommit=True) as conn:
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()",
+            (name,),
+        )
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
+
+
+@pytest.fixture(scope="module")
+def db(server_dsn: str, request: pytest.FixtureRequest) -> Iterator[Database]:
+    """A fresh, migrated database for this test module."""
+    prefix = "riido_t_" + request.module.__name__.rsplit(".", 1)[-1].removeprefix("test_")[:30]
+    database = create_database(server_dsn, prefix.lower())
+    yield database
+    drop_database(server_dsn, database.name)
+
+
+@pytest.fixture
+def conn(db: Database) -> Iterator[psycopg.Connection[Any]]:
+    with db.connect() as connection:
+        yield connection
+
+
+@dataclass(frozen=True)
+class CliResult:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def run_cli(
+    args: list[str],
+    *,
+    dsn: str | None,
+    input: bytes | str | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+) -> CliResult:
+    """Run ``python -m riido_pg ARGS`` as a user would, with RIIDO_PG_DSN set to ``dsn``."""
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("RIIDO_PG_")}
+    if dsn is not None:
+        full_env["RIIDO_PG_DSN"] = dsn
+    full_env.update(env or {})
+    data = input.encode() if isinstance(input, str) else input
+    proc = subprocess.run(
+        [sys.executable, "-m", "riido_pg", *args],
+        input=data if data is not None else b"",
+        capture_output=True,
+        env=full_env,
+        timeout=timeout,
+        check=False,
+    )
+    return CliResult(
+        proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+    )
+
+
+@pytest.fixture
+def cli(db: Database) -> Any:
+    """``cli(args, input=...)`` runs the CLI against this module's database."""
+
+    def _run(args: list[str], **kwargs: Any) -> CliResult:
+        return run_cli(args, dsn=db.dsn, **kwargs)
+
+    return _run
