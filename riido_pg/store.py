@@ -102,8 +102,7 @@ def check_text_config(conn: Conn, text_config: str) -> str:
         try:
             with conn.transaction():  # a savepoint when called inside a transaction
                 row = conn.execute("SELECT %s::regconfig::text", (text_config,)).fetchone()
-        except (psycopg.errors.UndefinedObject, psycopg.errors.InvalidNameSyntax,
-                psycopg.errors.InvalidSchemaName):
+        except (psycopg.errors.ProgrammingError, psycopg.errors.DataError):
             row = None
     if row is None:
         raise InvalidTextConfig(

@@ -1,0 +1,121 @@
+"""`riido-pg load`: the three source shapes, idempotence, --replace, bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+DOCS = [
+    {"id": "read", "text": "def read_config(path): return open(path).read()"},
+    {"id": "write", "text": "def writeConfig(path, data): open(path, 'w').write(data)"},
+    {"id": "parse", "text": "def parseHTTPResponse(raw): return raw.split()"},
+]
+
+
+def _jsonl(path: Path, docs: list[dict[str, str]]) -> Path:
+    path.write_text("".join(json.dumps(d) + "\n" for d in docs))
+    return path
+
+
+def _ranked(cli: Any, snapshot: str, query: str) -> list[str]:
+    out = cli(["query", snapshot, query])
+    assert out.code == 0, out.stderr
+    return [c["id"] for c in json.loads(out.stdout)["candidates"]]
+
+
+def test_load_jsonl_then_query(cli: Any, tmp_path: Path) -> None:
+    src = _jsonl(tmp_path / "docs.jsonl", DOCS)
+    result = cli(["load", "cfg-jsonl", str(src)])
+    assert (result.code, result.stdout, result.stderr) == (
+        0, "loaded snapshot 'cfg-jsonl' (3 documents)\n", "")
+    assert _ranked(cli, "cfg-jsonl", "read config")[0] == "read"
+
+
+def test_load_json_request_file(cli: Any, tmp_path: Path) -> None:
+    src = tmp_path / "req.json"
+    src.write_text(json.dumps({"snapshot_id": "x", "query": "q", "documents": DOCS}))
+    result = cli(["load", "cfg-json", str(src)])
+    assert result.code == 0, result.stderr
+    assert result.stdout == "loaded snapshot 'cfg-json' (3 documents)\n"
+
+
+def test_load_beir_directory(cli: Any, tmp_path: Path) -> None:
+    beir = tmp_path / "beir"
+    beir.mkdir()
+    (beir / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": d["id"], "text": d["text"], "title": ""}) + "\n" for d in DOCS)
+    )
+    result = cli(["load", "cfg-beir", str(beir)])
+    assert result.code == 0, result.stderr
+    assert _ranked(cli, "cfg-beir", "parse http response")[0] == "parse"
+
+
+def test_same_content_is_a_noop_and_different_content_needs_replace(
+    cli: Any, db: Any, tmp_path: Path
+) -> None:
+    src = _jsonl(tmp_path / "a.jsonl", DOCS)
+    assert cli(["load", "idem", str(src)]).code == 0
+    # same documents in another order: identical content
+    again = cli(["load", "idem", str(_jsonl(tmp_path / "b.jsonl", DOCS[::-1]))])
+    assert (again.code, again.stdout) == (0, "unchanged: snapshot 'idem' (3 documents)\n")
+    changed = _jsonl(tmp_path / "c.jsonl", [*DOCS, {"id": "new", "text": "read config new"}])
+    refused = cli(["load", "idem", str(changed)])
+    assert refused.code == 2
+    assert refused.stderr == (
+        "error: snapshot 'idem' exists with different content; pass --replace to replace it\n"
+    )
+    assert _ranked(cli, "idem", "read") == ["read", "parse", "write"]
+    replaced = cli(["load", "idem", str(changed), "--replace"])
+    assert (replaced.code, replaced.stdout) == (0, "replaced snapshot 'idem' (4 documents)\n")
+    assert set(_ranked(cli, "idem", "read")) == {"read", "write", "parse", "new"}
+
+
+def test_bad_sources_fail_with_one_line_and_store_nothing(
+    cli: Any, db: Any, tmp_path: Path
+) -> None:
+    before = db.count("snapshots")
+    cases = {
+        "missing.jsonl": None,
+        "bad.jsonl": b'{"id": "a", "text": "x"}\n{"id": "b", "text": \n',
+        "dup.jsonl": b'{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n',
+        "noid.jsonl": b'{"text": "x"}\n',
+        "notext.jsonl": b'{"id": "a"}\n',
+        "nul.jsonl": b'{"id": "a", "text": "x\\u0000y"}\n',
+        "surrogate.jsonl": b'{"id": "a", "text": "\\ud800"}\n',
+        "latin1.jsonl": b'{"id": "a", "text": "caf\xe9"}\n',
+        "empty.jsonl": b"",
+        "docs.txt": b"hello",
+    }
+    expected = {
+        "missing.jsonl": "missing.jsonl: no such file or directory",
+        "bad.jsonl": "bad.jsonl: line 2: malformed JSON",
+        "dup.jsonl": "duplicate document id 'a'",
+        "noid.jsonl": "noid.jsonl: line 1: document has no \"id\"",
+        "notext.jsonl": "notext.jsonl: line 1: document 'a' has no \"text\"",
+        "nul.jsonl": "nul.jsonl: line 1: document 'a' text contains a NUL character",
+        "surrogate.jsonl": "line 1: document 'a' text contains a lone surrogate",
+        "latin1.jsonl": "latin1.jsonl: line 1: invalid UTF-8",
+        "empty.jsonl": "empty.jsonl: no documents",
+        "docs.txt": "expected a .json file, a .jsonl file or a BEIR directory",
+    }
+    for name, data in cases.items():
+        path = tmp_path / name
+        if data is not None:
+            path.write_bytes(data)
+        result = cli(["load", "bad-" + name.split(".")[0], str(path)])
+        assert result.code == 2, (name, result)
+        assert result.stdout == ""
+        assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1, name
+        assert expected[name] in result.stderr, (name, result.stderr)
+    assert db.count("snapshots") == before
+
+
+def test_unknown_text_config(cli: Any, tmp_path: Path) -> None:
+    src = _jsonl(tmp_path / "d.jsonl", DOCS)
+    result = cli(["load", "tc", str(src), "--text-config", "klingon"])
+    assert result.code == 2
+    assert result.stderr == (
+        "error: unknown text search configuration 'klingon'; "
+        "see `SELECT cfgname FROM pg_ts_config`\n"
+    )

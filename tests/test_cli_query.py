@@ -1,0 +1,148 @@
+"""`riido-pg query`: policies, --limit, --format, hints files, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from riido_pg import Document, load_snapshot
+
+DOCS = [
+    Document("cfg.read", "def read(path):\n    return open(path).read()"),
+    Document("cfg.load", "def loadConfig(path):\n    return ReadConfig(path)"),
+    Document("cfg.parse", "def parse_config(text):\n    return dict(line.split('=') for line in text)"),
+    Document("net.get", "def getHTTPResponseCode(url):\n    return urlopen(url).status"),
+    Document("net.serve", "def ServeHTTP(handler):\n    handler.serve_forever()"),
+    Document("misc", "def nothing():\n    pass"),
+]
+POLICIES = [
+    "bm25",
+    "identifier_bm25",
+    "identifier_bm25_baseline_first",
+    "identifier_bm25_auxiliary_first",
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def snapshot(db: Any) -> None:
+    with db.connect() as conn:
+        load_snapshot(conn, "q", DOCS)
+
+
+def _json(result: Any) -> Any:
+    assert result.code == 0, result.stderr
+    return json.loads(result.stdout)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_every_policy_ranks_every_document_once(cli: Any, policy: str) -> None:
+    body = _json(cli(["query", "q", "read config", "--policy", policy]))
+    assert body["policy"] == policy and body["status"] == "unverified"
+    assert sorted(c["id"] for c in body["candidates"]) == sorted(d.id for d in DOCS)
+    assert [c["rank"] for c in body["candidates"]] == list(range(1, len(DOCS) + 1))
+    assert all(set(c) <= {"id", "rank", "bm25_score", "identifier_bm25_score"}
+               for c in body["candidates"])
+
+
+def test_identifier_hints_keep_the_baseline_first(cli: Any) -> None:
+    base = _json(cli(["query", "q", "read config"]))
+    hinted = _json(cli(["query", "q", "read config", "--identifier-hints"]))
+    assert hinted["policy"] == "identifier_bm25_baseline_first"
+    assert hinted["candidates"][0]["id"] == base["candidates"][0]["id"]
+    # bm25_score is the raw-column score whatever the policy
+    raw = {c["id"]: c["bm25_score"] for c in base["candidates"]}
+    assert {c["id"]: c["bm25_score"] for c in hinted["candidates"]} == raw
+    # cfg.load only matches after splitting loadConfig / ReadConfig
+    ident = _json(cli(["query", "q", "read config", "--policy", "identifier_bm25"]))
+    assert ident["candidates"][0]["id"] == "cfg.load"
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_limit_gives_the_first_k(cli: Any, policy: str) -> None:
+    full = _json(cli(["query", "q", "http response code", "--policy", policy]))
+    for k in (1, 2, 4):
+        part = _json(cli(["query", "q", "http response code", "--policy", policy,
+                          "--limit", str(k)]))
+        assert part["candidates"] == full["candidates"][:k]
+
+
+def test_hints_file(cli: Any, tmp_path: Path) -> None:
+    hints = tmp_path / "hints.json"
+    hints.write_text(json.dumps(["misc", "net.serve"]))
+    base = _json(cli(["query", "q", "read"]))
+    body = _json(cli(["query", "q", "read", "--hints-file", str(hints)]))
+    assert body["policy"] == "external_hints_baseline_first"
+    ids = [c["id"] for c in body["candidates"]]
+    assert ids[:2] == [base["candidates"][0]["id"], "misc"]
+    assert ids.index("net.serve") == 3
+
+
+def test_hints_file_errors(cli: Any, tmp_path: Path) -> None:
+    unknown = tmp_path / "u.json"
+    unknown.write_text('["misc", "nope"]')
+    result = cli(["query", "q", "read", "--hints-file", str(unknown)])
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr == (
+        "error: hints name 1 document(s) not in snapshot 'q', e.g. 'nope'\n"
+    )
+    notlist = tmp_path / "n.json"
+    notlist.write_text('{"a": 1}')
+    result = cli(["query", "q", "read", "--hints-file", str(notlist)])
+    assert result.code == 2
+    assert "a hints file must be a JSON array of document ids" in result.stderr
+
+
+def test_table_format(cli: Any) -> None:
+    result = cli(["query", "q", "read config", "--format", "table", "--limit", "2"])
+    assert result.code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "q · bm25 · unverified" in lines[0]
+    assert any("cfg.read" in line for line in lines)
+    assert sum("cfg." in line or "net." in line or "misc" in line for line in lines) == 2
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["query", "nope", "x"], "error: no snapshot 'nope'; load one with `riido-pg load nope SOURCE`\n"),
+        (["query", "q", "x", "--policy", "bm26"],
+         "error: unknown policy 'bm26'; choose one of bm25, identifier_bm25, "
+         "identifier_bm25_baseline_first, identifier_bm25_auxiliary_first, "
+         "external_hints_baseline_first\n"),
+        (["query", "q", "x", "--policy", "bm25_identifier_input_out_of_scope"],
+         "error: bm25_identifier_input_out_of_scope is a result label, not a policy to ask for\n"),
+        (["query", "q", "x", "--identifier-hints", "--policy", "bm25"],
+         "error: --identifier-hints means identifier_bm25_baseline_first; "
+         "it cannot be used with --policy bm25\n"),
+        (["query", "q", "x", "--policy", "external_hints_baseline_first"],
+         "error: --policy external_hints_baseline_first needs --hints-file F\n"),
+        (["query", "q", "x", "--limit", "0"], None),
+        (["query", "q", "x", "--format", "xml"], None),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(cli: Any, args: list[str], message: str | None) -> None:
+    result = cli(args)
+    assert result.code == 2
+    assert result.stdout == ""
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    if message is not None:
+        assert result.stderr == message
+
+
+@pytest.mark.parametrize("query", ["!!! ???", "the and of", ""])
+def test_no_searchable_words_falls_back_to_bm25_under_the_label(cli: Any, query: str) -> None:
+    body = _json(cli(["query", "q", query, "--identifier-hints"]))
+    assert body["policy"] == "bm25_identifier_input_out_of_scope"
+    plain = _json(cli(["query", "q", query]))
+    assert body["candidates"] == plain["candidates"]
+    # every document scores 0, so the order is the id byte order
+    assert [c["id"] for c in plain["candidates"]] == sorted(d.id for d in DOCS)
+
+
+def test_overlong_identifier_query_falls_back(cli: Any) -> None:
+    query = " ".join(f"word{i}x" for i in range(400))
+    body = _json(cli(["query", "q", query, "--policy", "identifier_bm25"]))
+    assert body["policy"] == "bm25_identifier_input_out_of_scope"
