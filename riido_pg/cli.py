@@ -33,6 +33,7 @@ db_app = typer.Typer(help="Schema migrations and the embedded server.", no_args_
 app.add_typer(snapshots_app, name="snapshots")
 app.add_typer(db_app, name="db")
 
+
 _state: dict[str, Any] = {"dsn": None, "debug": False}
 
 
@@ -381,6 +382,20 @@ def db_current() -> None:
         typer.echo(migrate.current(_dsn_for_migrations()) or "base")
 
 
+@db_app.command("grant-reader")
+def db_grant_reader(
+    role: Annotated[str, typer.Argument(help="An existing role to make a read-only reader.")],
+) -> None:
+    """Let ROLE query snapshots and nothing else (no load, drop, hints or DDL)."""
+    from riido_pg.privileges import grant_reader
+
+    with _db_errors():
+        conn = _connect()
+        with conn:
+            grant_reader(conn, role)
+    typer.echo(f"role {role!r} can now query snapshots (read-only)")
+
+
 @db_app.command("stop")
 def db_stop() -> None:
     """Stop the embedded server (it starts again on the next command)."""
@@ -404,6 +419,13 @@ def main(argv: list[str] | None = None) -> None:
     command = typer.main.get_command(app)
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args
+    import logging
+
+    if debug:
+        logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+    else:
+        # libraries log failures we already report as one error line
+        logging.disable(logging.CRITICAL)
     try:
         command.main(args=args, prog_name="riido-pg", standalone_mode=False)
     except RiidoError as exc:

@@ -10,6 +10,7 @@ from __future__ import annotations
 __all__ = [
     "ConflictingOptions",
     "DatabaseUnavailable",
+    "DownloadFailed",
     "InvalidCorpus",
     "InvalidInput",
     "InvalidTextConfig",
@@ -73,3 +74,7 @@ class DatabaseUnavailable(RiidoError):
 
 class QueryTimeout(RiidoError):
     """A statement ran past the statement timeout or waited past the lock timeout."""
+
+
+class DownloadFailed(RiidoError):
+    """A pinned file is not cached and could not be downloaded."""

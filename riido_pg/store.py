@@ -13,6 +13,7 @@ old content or the new, never a mix.
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -90,9 +91,19 @@ def content_digest(docs: Sequence[Document], text_config: str) -> str:
 
 
 def _lock_key(snapshot_id: str) -> int:
-    return int.from_bytes(hashlib.blake2b(snapshot_id.encode(), digest_size=4).digest(), "big") - (
-        1 << 31
-    )
+    """31-bit key of the snapshot's advisory lock (shown as pg_locks.objid)."""
+    digest = hashlib.blake2b(snapshot_id.encode(), digest_size=4).digest()
+    return int.from_bytes(digest, "big") & 0x7FFFFFFF
+
+
+def _being_written(conn: Conn, snapshot_id: str) -> bool:
+    row = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' "
+        "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+        "AND classid = %s AND objid = %s AND objsubid = 2 AND granted)",
+        (_LOCK_NAMESPACE, _lock_key(snapshot_id)),
+    ).fetchone()
+    return bool(row and row[0])
 
 
 def check_text_config(conn: Conn, text_config: str) -> str:
@@ -129,9 +140,13 @@ def get_snapshot(conn: Conn, snapshot_id: str) -> Snapshot:
             f"no snapshot {snapshot_id!r}; load one with `riido-pg load {snapshot_id} SOURCE`"
         )
     if snap.state != "ready":
+        if _being_written(conn, snapshot_id):
+            raise SnapshotLoading(
+                f"snapshot {snapshot_id!r} is still loading; query it when the load finishes"
+            )
         raise SnapshotLoading(
-            f"snapshot {snapshot_id!r} is still loading (or its load was interrupted: "
-            "run the load again)"
+            f"snapshot {snapshot_id!r} was interrupted while loading; run the load again "
+            f"or drop it with `riido-pg snapshots drop {snapshot_id}`"
         )
     return snap
 
@@ -277,7 +292,7 @@ def write_documents(
     for i, (col, tsv, length) in enumerate(
         (("raw", "tsv_raw", "len_raw"), ("ident", "tsv_ident", "len_ident")), start=1
     ):
-        stmt = sql.SQL(sql_text("finalize_column")).format(  # type: ignore[arg-type]
+        stmt = sql.SQL(sql_text("finalize_column")).format(
             tsv=sql.Identifier(tsv), len=sql.Identifier(length)
         )
         conn.execute(stmt, {"snapshot_id": snapshot_id, "col": col, "k1": K1, "b": B})
@@ -285,6 +300,14 @@ def write_documents(
             progress("index", i, 2)
     conn.execute(sql_text("count_terms"), {"snapshot_id": snapshot_id})
     conn.execute("DROP TABLE riido_stage")
+
+
+def _set_load_timeout(conn: Conn) -> None:
+    """Loads are bounded by their input, not by the query statement timeout:
+    ``RIIDO_PG_LOAD_TIMEOUT_MS`` (default 0, no limit) applies instead."""
+    value = os.environ.get("RIIDO_PG_LOAD_TIMEOUT_MS", "0")
+    ms = int(value) if value.isdigit() else 0
+    conn.execute(sql.SQL("SET LOCAL statement_timeout = {}").format(sql.Literal(ms)))
 
 
 def load_snapshot(
@@ -316,6 +339,7 @@ def load_snapshot(
                     "pass --replace to replace it"
                 )
             with conn.transaction():
+                _set_load_timeout(conn)
                 _delete_content(conn, snapshot_id)
                 write_documents(conn, snapshot_id, docs, text_config, progress=progress)
                 conn.execute(
@@ -337,6 +361,7 @@ def load_snapshot(
             )
         try:
             with conn.transaction():
+                _set_load_timeout(conn)
                 write_documents(conn, snapshot_id, docs, text_config, progress=progress)
                 conn.execute(
                     "UPDATE riido.snapshots SET state = 'ready', created_at = now() "

@@ -1,0 +1,10 @@
+-- grant_reader.sql: let {role} query snapshots and nothing else.
+--
+-- USAGE on the schema and SELECT on its tables, now and for tables later
+-- migrations create (as the role that runs this). No INSERT, UPDATE, DELETE,
+-- TRUNCATE or CREATE: such a role can run `riido-pg query` and `snapshots list`
+-- but not load, drop, hints (which writes inside a rolled-back transaction) or DDL.
+-- riido-pg defines no SECURITY DEFINER functions.
+GRANT USAGE ON SCHEMA riido TO {role};
+GRANT SELECT ON ALL TABLES IN SCHEMA riido TO {role};
+ALTER DEFAULT PRIVILEGES IN SCHEMA riido GRANT SELECT ON TABLES TO {role};

@@ -1,0 +1,46 @@
+"""The testcontainers path: a throwaway PostgreSQL 17 in Docker, as docker-compose.yml
+runs it. Runs when a Docker engine answers; skips with the reason otherwise."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import run_cli
+
+from riido_pg import migrate
+
+pytestmark = pytest.mark.docker
+
+
+def _docker_reason() -> str | None:
+    try:
+        import docker
+
+        docker.from_env(timeout=3).ping()
+    except Exception as exc:  # noqa: BLE001 - any failure means no usable engine
+        return f"no Docker engine answers ({type(exc).__name__})"
+    return None
+
+
+def test_example_on_a_postgres_17_container() -> None:
+    reason = _docker_reason()
+    if reason:
+        pytest.skip(reason)
+    from testcontainers.postgres import PostgresContainer
+
+    with PostgresContainer("postgres:17", driver=None) as pg:
+        dsn = pg.get_connection_url()
+        migrate.upgrade(dsn)
+        req = {
+            "snapshot_id": "demo",
+            "query": "read config",
+            "documents": [
+                {"id": "a", "text": "read"},
+                {"id": "b", "text": "config"},
+                {"id": "c", "text": "func ReadConfig() {}"},
+            ],
+        }
+        result = run_cli(["hints", "--identifier-hints"], dsn=dsn, input=json.dumps(req))
+        assert result.code == 0, result.stderr
+        assert [c["id"] for c in json.loads(result.stdout)["candidates"]] == ["a", "c", "b"]
