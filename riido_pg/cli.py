@@ -183,7 +183,10 @@ def hints(
     chosen, hint_ids = _resolve_policy(identifier_hints, hints_file, policy)
     if sys.stdin.isatty():
         raise ConflictingOptions("hints reads a JSON request on stdin; pipe one in")
-    request = parse_request(sys.stdin.buffer.read())
+    from riido_pg.documents import MAX_REQUEST_BYTES
+
+    # read one byte past the limit, never more: parse_request reports the overflow
+    request = parse_request(sys.stdin.buffer.read(MAX_REQUEST_BYTES + 1))
     with _db_errors():
         conn = _connect()
         with conn:
@@ -277,7 +280,10 @@ def query(
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title=f"{ranking.snapshot_id} · {ranking.policy} · {ranking.status}")
+    from rich.markup import escape
+    from rich.text import Text
+
+    table = Table(title=escape(f"{ranking.snapshot_id} · {ranking.policy} · {ranking.status}"))
     table.add_column("rank", justify="right")
     table.add_column("id")
     table.add_column("bm25_score", justify="right")
@@ -285,7 +291,7 @@ def query(
     if with_ident:
         table.add_column("identifier_bm25_score", justify="right")
     for c in ranking.candidates:
-        row = [str(c.rank), c.id, f"{c.bm25_score:.6f}"]
+        row: list[str | Text] = [str(c.rank), Text(c.id), f"{c.bm25_score:.6f}"]
         if with_ident:
             row.append(f"{c.identifier_bm25_score or 0.0:.6f}")
         table.add_row(*row)
@@ -319,13 +325,14 @@ def snapshots_list(
         return
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     table = Table()
     for name in ("id", "documents", "text config", "state", "created"):
         table.add_column(name, justify="right" if name == "documents" else "left")
     for s in snaps:
         table.add_row(
-            s.snapshot_id, str(s.documents), s.text_config, s.state,
+            Text(s.snapshot_id), str(s.documents), s.text_config, s.state,
             s.created_at.isoformat(timespec="seconds"),
         )
     Console(soft_wrap=True).print(table)

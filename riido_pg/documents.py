@@ -23,6 +23,7 @@ __all__ = [
     "MAX_REQUEST_BYTES",
     "Document",
     "HintsRequest",
+    "check_document",
     "check_query",
     "check_snapshot_id",
     "parse_hints_file",
@@ -104,6 +105,14 @@ def _document(obj: object, where: str) -> Document:
     doc_id = obj.get("id")
     if doc_id is None:
         raise InvalidInput(f"{where}: document has no \"id\"")
+    text = obj.get("text")
+    if text is None and isinstance(doc_id, str):
+        raise InvalidInput(f"{where}: document {_describe(doc_id)} has no \"text\"")
+    return check_document(doc_id, text, where)
+
+
+def check_document(doc_id: object, text: object, where: str) -> Document:
+    """A Document if ``doc_id`` and ``text`` are usable, else InvalidInput naming it."""
     if not isinstance(doc_id, str) or not doc_id:
         raise InvalidInput(f"{where}: document id {_describe(doc_id)} is not a non-empty string")
     problem = _utf8_problem(doc_id)
@@ -111,7 +120,6 @@ def _document(obj: object, where: str) -> Document:
         raise InvalidInput(f"{where}: document id {_describe(doc_id)} {problem}")
     if len(doc_id.encode("utf-8")) > MAX_ID_BYTES:
         raise InvalidInput(f"{where}: document id is longer than {MAX_ID_BYTES} bytes")
-    text = obj.get("text")
     if text is None:
         raise InvalidInput(f"{where}: document {_describe(doc_id)} has no \"text\"")
     if not isinstance(text, str):
@@ -128,11 +136,18 @@ def _document(obj: object, where: str) -> Document:
     return Document(doc_id, text)
 
 
-def validate_documents(docs: Iterable[Document], *, where: str = "input") -> list[Document]:
-    """Check ids are unique and non-empty; return the documents as a list."""
+def validate_documents(
+    docs: Iterable[Document], *, where: str = "input", checked: bool = False
+) -> list[Document]:
+    """Check every document (unless ``checked``), that ids are unique and that there is
+    at least one; return the documents as a list."""
     out: list[Document] = []
     seen: set[str] = set()
-    for doc in docs:
+    for i, doc in enumerate(docs):
+        if not checked:
+            if not isinstance(doc, Document):
+                raise InvalidInput(f"{where}: item {i} is not a riido_pg.Document")
+            check_document(doc.id, doc.text, f"{where}: documents[{i}]")
         if doc.id in seen:
             raise InvalidInput(f"{where}: duplicate document id {_describe(doc.id)}")
         seen.add(doc.id)
@@ -179,7 +194,9 @@ def parse_request(data: bytes, where: str = "stdin") -> HintsRequest:
             f"{where}: {len(raw_docs)} documents; the limit is {MAX_DOCUMENTS_PER_REQUEST}"
         )
     docs = validate_documents(
-        (_document(d, f"{where}: documents[{i}]") for i, d in enumerate(raw_docs)), where=where
+        (_document(d, f"{where}: documents[{i}]") for i, d in enumerate(raw_docs)),
+        where=where,
+        checked=True,
     )
     return HintsRequest(snapshot_id, query, docs)
 
@@ -216,6 +233,7 @@ def _json_documents(path: Path) -> list[Document]:
     return validate_documents(
         (_document(d, f"{where}: documents[{i}]") for i, d in enumerate(obj["documents"])),
         where=where,
+        checked=True,
     )
 
 
@@ -226,11 +244,11 @@ def read_source(source: Path) -> list[Document]:
         corpus = source / "corpus.jsonl"
         if not corpus.is_file():
             raise InvalidInput(f"{source}: not a BEIR directory (no corpus.jsonl)")
-        return validate_documents(_jsonl_documents(corpus), where=str(corpus))
+        return validate_documents(_jsonl_documents(corpus), where=str(corpus), checked=True)
     if not source.exists():
         raise InvalidInput(f"{source}: no such file or directory")
     if source.suffix == ".jsonl":
-        return validate_documents(_jsonl_documents(source), where=str(source))
+        return validate_documents(_jsonl_documents(source), where=str(source), checked=True)
     if source.suffix == ".json":
         return _json_documents(source)
     raise InvalidInput(f"{source}: expected a .json file, a .jsonl file or a BEIR directory")

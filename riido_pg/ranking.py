@@ -272,6 +272,7 @@ def rank_documents(
 ) -> Ranking:
     """Rank the caller's documents without keeping them: they are written inside a
     transaction that is always rolled back."""
+    check_query(request.query)
     check_policy(policy, hints)
     result: list[Ranking] = []
     try:

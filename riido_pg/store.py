@@ -134,6 +134,7 @@ def _row(conn: Conn, snapshot_id: str) -> Snapshot | None:
 
 def get_snapshot(conn: Conn, snapshot_id: str) -> Snapshot:
     """A ready snapshot, or SnapshotNotFound / SnapshotLoading."""
+    check_snapshot_id(snapshot_id)
     snap = _row(conn, snapshot_id)
     if snap is None:
         raise SnapshotNotFound(
@@ -169,6 +170,7 @@ def _delete_content(conn: Conn, snapshot_id: str) -> None:
 
 def drop_snapshot(conn: Conn, snapshot_id: str) -> None:
     """Remove a snapshot (ready, or left ``loading`` by an interrupted load)."""
+    check_snapshot_id(snapshot_id)
     with _advisory_lock(conn, snapshot_id):
         with conn.transaction():
             if _row(conn, snapshot_id) is None:
