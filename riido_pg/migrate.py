@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import psycopg
 from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
-import psycopg
 from sqlalchemy import create_engine
 from sqlalchemy.pool import NullPool
 
@@ -35,6 +35,8 @@ def _run(dsn: str, action: str, revision: str) -> None:
     )
     cfg = _config()
     with engine.begin() as conn:
+        # one migrator at a time, whoever else runs `db upgrade` or starts the server
+        conn.exec_driver_sql("SELECT pg_advisory_xact_lock(1380534596, 0)")
         cfg.attributes["connection"] = conn
         if action == "upgrade":
             command.upgrade(cfg, revision)

@@ -9,8 +9,10 @@ If the server cannot be reached the run stops with one clear message.
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -27,21 +29,23 @@ from riido_pg import migrate
 REPO = Path(__file__).resolve().parent.parent
 
 
-def _server_dsn(tmp_root: Path) -> str:
+def _server_dsn() -> str:
     dsn = os.environ.get("RIIDO_PG_TEST_DSN")
     if dsn:
         return dsn
-    os.environ["RIIDO_PG_HOME"] = str(tmp_root / "embedded-home")
+    # Not under pytest's tmp dir: as root every new pytest session resets that to 0700,
+    # which would lock the server (running as embedded_postgres) out of its data.
+    home = Path(tempfile.mkdtemp(prefix="riido-pg-test-")) / "embedded-home"
+    os.environ["RIIDO_PG_HOME"] = str(home)
     from riido_pg.embedded import embedded_dsn
 
     return embedded_dsn()
 
 
 @pytest.fixture(scope="session")
-def server_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    root = tmp_path_factory.mktemp("server")
+def server_dsn() -> Iterator[str]:
     try:
-        dsn = _server_dsn(root)
+        dsn = _server_dsn()
         with psycopg.connect(dsn, connect_timeout=10, autocommit=True) as conn:
             conn.execute("SELECT 1")
     except Exception as exc:  # noqa: BLE001 - any failure here means: no server
@@ -55,6 +59,7 @@ def server_dsn(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         from riido_pg.embedded import stop_embedded
 
         stop_embedded()
+        shutil.rmtree(Path(os.environ["RIIDO_PG_HOME"]).parent, ignore_errors=True)
 
 
 @dataclass(frozen=True)
