@@ -32,7 +32,9 @@ snapshots_app = typer.Typer(help="List or drop stored snapshots.", no_args_is_he
 db_app = typer.Typer(help="Schema migrations and the embedded server.", no_args_is_help=True)
 app.add_typer(snapshots_app, name="snapshots")
 app.add_typer(db_app, name="db")
+from riido_pg.cli_eval import register as _register_eval  # noqa: E402
 
+_register_eval(app)
 
 _state: dict[str, Any] = {"dsn": None, "debug": False}
 

@@ -13,6 +13,7 @@ from sqlalchemy import (
     CheckConstraint,
     DateTime,
     ForeignKeyConstraint,
+    Index,
     Integer,
     MetaData,
     Text,
@@ -22,7 +23,17 @@ from sqlalchemy import (
 from sqlalchemy.dialects.postgresql import ARRAY, DOUBLE_PRECISION, TSVECTOR
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-__all__ = ["Base", "ColumnStats", "Document", "Posting", "Snapshot", "metadata"]
+__all__ = [
+    "Base",
+    "ColumnStats",
+    "Document",
+    "EvalCorpus",
+    "Posting",
+    "Question",
+    "Snapshot",
+    "Target",
+    "metadata",
+]
 
 SCHEMA = "riido"
 metadata = MetaData(schema=SCHEMA)
@@ -125,3 +136,68 @@ class Posting(Base):
     idf: Mapped[float] = mapped_column(DOUBLE_PRECISION, nullable=False)
     doc_ords: Mapped[list[int]] = mapped_column(ARRAY(Integer), nullable=False)
     tfn: Mapped[list[float]] = mapped_column(ARRAY(DOUBLE_PRECISION), nullable=False)
+
+
+class EvalCorpus(Base):
+    """Marks a snapshot as an evaluation corpus: its BEIR digest, and the snapshot's
+    content digest when the questions were stored (a later ``--replace`` shows)."""
+
+    __tablename__ = "eval_corpora"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["snapshot_id"],
+            ["riido.snapshots.snapshot_id"],
+            name="eval_corpora_snapshot_id_fkey",
+            ondelete="CASCADE",
+        ),
+    )
+
+    snapshot_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
+    corpus_sha256: Mapped[str] = mapped_column(Text, nullable=False)
+    content_digest: Mapped[str] = mapped_column(Text, nullable=False)
+
+
+class Question(Base):
+    """A question of an evaluation corpus; ``repo`` is "" when unknown."""
+
+    __tablename__ = "questions"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["snapshot_id"],
+            ["riido.snapshots.snapshot_id"],
+            name="questions_snapshot_id_fkey",
+            ondelete="CASCADE",
+        ),
+    )
+
+    snapshot_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
+    question_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
+    text: Mapped[str] = mapped_column(Text, nullable=False)
+    repo: Mapped[str] = mapped_column(Text, nullable=False, server_default="")
+
+
+class Target(Base):
+    """A target document of a question (a qrel with score > 0)."""
+
+    __tablename__ = "targets"
+    __table_args__ = (
+        CheckConstraint("score > 0", name="targets_score_check"),
+        ForeignKeyConstraint(
+            ["snapshot_id", "question_id"],
+            ["riido.questions.snapshot_id", "riido.questions.question_id"],
+            name="targets_question_fkey",
+            ondelete="CASCADE",
+        ),
+        ForeignKeyConstraint(
+            ["snapshot_id", "doc_id"],
+            ["riido.documents.snapshot_id", "riido.documents.doc_id"],
+            name="targets_document_fkey",
+            ondelete="CASCADE",
+        ),
+        Index("targets_snapshot_id_doc_id_idx", "snapshot_id", "doc_id"),
+    )
+
+    snapshot_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
+    question_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
+    doc_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
+    score: Mapped[int] = mapped_column(Integer, nullable=False)
