@@ -304,6 +304,18 @@ def write_documents(
     conn.execute("DROP TABLE riido_stage")
 
 
+def _refresh_statistics(conn: Conn, added: int) -> None:
+    """ANALYZE the tables a query plans over when a load changed them a lot (or they
+    were never analyzed), so the first queries after a load get index plans."""
+    row = conn.execute(
+        "SELECT coalesce(max(reltuples), -1) FROM pg_class WHERE oid = 'riido.documents'::regclass"
+    ).fetchone()
+    known = float(row[0]) if row else -1.0
+    if known < 0 or added > 0.1 * known:
+        for table in ("documents", "postings", "column_stats"):
+            conn.execute(sql.SQL("ANALYZE riido.{}").format(sql.Identifier(table)))
+
+
 def _set_load_timeout(conn: Conn) -> None:
     """Loads are bounded by their input, not by the query statement timeout:
     ``RIIDO_PG_LOAD_TIMEOUT_MS`` (default 0, no limit) applies instead."""
@@ -350,6 +362,7 @@ def load_snapshot(
                     "WHERE snapshot_id = %s",
                     (text_config, len(docs), digest, K1, B, snapshot_id),
                 )
+            _refresh_statistics(conn, len(docs))
             return LoadResult(snapshot_id, len(docs), "replaced")
         with conn.transaction():
             if existing is not None:  # left "loading" by an interrupted load
@@ -378,4 +391,5 @@ def load_snapshot(
                         (snapshot_id,),
                     )
             raise
+        _refresh_statistics(conn, len(docs))
         return LoadResult(snapshot_id, len(docs), "created")

@@ -1,19 +1,32 @@
 -- rank.sql: the BM25 ranking of one column of one snapshot, or its first %(limit)s.
 --
--- Reads only the postings of the query's own lexemes (primary-key range scans),
+-- Reads only the postings of the query's own lexemes (primary-key lookups),
 -- sums idf * tfn per document, orders by score descending then doc_ord (= document
 -- id in byte order). Documents matching no lexeme follow with score 0 in doc_ord
 -- order. %(limit)s NULL means the full ranking.
 -- Parameters: %(snapshot_id)s, %(col)s, %(lexemes)s (text[]), %(n)s (documents
 -- in the snapshot), %(limit)s.
-WITH scored AS MATERIALIZED (
-    SELECT u.doc_ord, sum(p.idf * u.tfn) AS score
-    FROM riido.postings AS p
-    CROSS JOIN LATERAL unnest(p.doc_ords, p.tfn) AS u(doc_ord, tfn)
-    WHERE p.snapshot_id = %(snapshot_id)s
-      AND p.col = %(col)s
-      AND p.lexeme = ANY(%(lexemes)s::text[])
-    GROUP BY u.doc_ord
+WITH terms AS (
+    -- one primary-key lookup per query lexeme: a plan that does not depend on
+    -- table statistics
+    SELECT p.lexeme, p.idf, p.doc_ords, p.tfn
+    FROM unnest(%(lexemes)s::text[]) AS q(lexeme)
+    JOIN riido.postings AS p
+      ON p.snapshot_id = %(snapshot_id)s
+     AND p.col = %(col)s
+     AND p.lexeme = q.lexeme
+),
+scored AS MATERIALIZED (
+    -- each document's terms are summed in lexeme order whatever the plan, so equal
+    -- documents get bit-identical scores and ties fall to doc_ord as they should
+    SELECT x.doc_ord, sum(x.w) AS score
+    FROM (
+        SELECT u.doc_ord, t.idf * u.tfn AS w
+        FROM terms AS t
+        CROSS JOIN LATERAL unnest(t.doc_ords, t.tfn) AS u(doc_ord, tfn)
+        ORDER BY u.doc_ord, t.lexeme
+    ) AS x
+    GROUP BY x.doc_ord
 ),
 top AS (
     SELECT doc_ord, score FROM scored
