@@ -113,7 +113,7 @@ class ColumnStats(Base):
 class Posting(Base):
     """The inverted list of one lexeme in one column of one snapshot.
 
-    ``doc_ords`` ascending; ``tfn[i]`` is tf / (tf + k1 (1 - b + b dl / avgdl)) for
+    ``doc_ords`` in no particular order; ``tfn[i]`` is tf / (tf + k1 (1 - b + b dl / avgdl)) for
     ``doc_ords[i]``, so a document's BM25 score is the sum of ``idf * tfn`` over
     the query's lexemes.
     """

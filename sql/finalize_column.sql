@@ -22,11 +22,12 @@ SELECT %(snapshot_id)s,
        u.lexeme,
        count(*),
        ln(1 + (s.n - count(*) + 0.5) / (count(*) + 0.5)),
-       array_agg(d.doc_ord ORDER BY d.doc_ord),
+       -- no ORDER BY: the two arrays see the same rows in the same order, which is
+       -- all that matters, and the aggregate can hash instead of sorting
+       array_agg(d.doc_ord),
        array_agg(
            cardinality(u.positions)::float8
            / (cardinality(u.positions) + %(k1)s * (1 - %(b)s + %(b)s * d.{len} / s.avgdl))
-           ORDER BY d.doc_ord
        )
 FROM riido.documents AS d
 CROSS JOIN LATERAL unnest(d.{tsv}) AS u

@@ -20,4 +20,6 @@ FROM riido_stage AS s
 CROSS JOIN LATERAL (
     SELECT to_tsvector(%(text_config)s::regconfig, s.body) AS raw,
            to_tsvector(%(text_config)s::regconfig, s.ident) AS ident
+    OFFSET 0  -- a fence: without it the planner inlines the subquery and computes
+              -- each to_tsvector twice (for the column and for its length)
 ) AS t

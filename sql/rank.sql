@@ -46,7 +46,11 @@ ranked AS (
     UNION ALL
     SELECT doc_ord, score, 1 AS part FROM zeros
 )
-SELECT r.doc_ord, d.doc_id, r.score
+-- ids by primary-key lookup per ranked row (a scalar subquery is never turned into a
+-- join, so a top-K never scans the snapshot's documents)
+SELECT r.doc_ord,
+       (SELECT d.doc_id FROM riido.documents AS d
+        WHERE d.snapshot_id = %(snapshot_id)s AND d.doc_ord = r.doc_ord) AS doc_id,
+       r.score
 FROM ranked AS r
-JOIN riido.documents AS d ON d.snapshot_id = %(snapshot_id)s AND d.doc_ord = r.doc_ord
 ORDER BY r.part, r.score DESC, r.doc_ord

@@ -1,0 +1,164 @@
+"""`riido-pg eval` against bm25s, side by side (issue 3, item 6).
+
+For a BEIR corpus (the pinned docproxy corpus, built into bench/out/docproxy, and
+../shared/data/cosqa-dev when present), each repetition runs, in fresh processes:
+
+* riido cold: a new database, `eval DIR` for all four policies (loads the corpus as a
+  snapshot, stores the questions, ranks every document for every question);
+* riido warm: `eval DIR` again on the stored corpus;
+* bm25s: index the corpus and retrieve the FULL ranking for every question, with both
+  tokenizations (raw words, and riido_pg.split_identifiers words), English stopwords
+  and the Snowball English stemmer (PyStemmer), as riido's english configuration does.
+
+Reported: wall seconds (median of the repetitions; riido's includes importing numpy
+and scipy, bm25s's excludes its imports), peak RSS of each client process, and the
+ratio riido / bm25s (target <= 1.0). The PostgreSQL server's memory is not counted.
+
+    python bench/bench_eval.py [--reps 3] [--corpus docproxy|cosqa|all] [--text-config english]
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from common import (
+    OUT_DIR,
+    REPO,
+    base_parser,
+    create_database,
+    drop_database,
+    markdown_table,
+    write_results,
+)
+
+COSQA = REPO.parent / "shared" / "data" / "cosqa-dev"
+
+RIIDO_CHILD = r"""
+import json, resource, sys, time
+from riido_pg.cli import main
+dsn, directory, out = sys.argv[1], sys.argv[2], sys.argv[3]
+t = time.perf_counter()
+try:
+    main(["--dsn", dsn, "eval", directory, "--text-config", sys.argv[4], "--output", out])
+except SystemExit as exc:
+    if exc.code:
+        raise
+wall = time.perf_counter() - t
+rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"wall": wall, "rss_mb": rss_mb}))
+"""
+
+BM25S_CHILD = r"""
+import json, resource, sys, time
+import numpy as np
+t0 = time.perf_counter()
+import bm25s, Stemmer
+from riido_pg.splitting import split_identifiers
+directory = sys.argv[1]
+def rows(name):
+    with open(f"{directory}/{name}", encoding="utf-8") as fh:
+        return [json.loads(line) for line in fh if line.strip()]
+corpus = rows("corpus.jsonl")
+queries = rows("queries.jsonl")
+targets = {}
+with open(f"{directory}/qrels/test.tsv", encoding="utf-8") as fh:
+    next(fh)
+    for line in fh:
+        q, d, s = line.rstrip("\n").split("\t")
+        if int(s) > 0:
+            targets.setdefault(q, set()).add(d)
+queries = [q for q in queries if q["_id"] in targets]
+ids = [d["_id"] for d in corpus]
+texts = [(d.get("title") + "\n" if d.get("title") else "") + d["text"] for d in corpus]
+stemmer = Stemmer.Stemmer("english")
+t = time.perf_counter()
+ranks = {}
+for name, prep in (("raw", lambda s: s), ("ident", split_identifiers)):
+    tokens = bm25s.tokenize([prep(x) for x in texts], stopwords="en", stemmer=stemmer,
+                            show_progress=False)
+    retriever = bm25s.BM25(k1=1.2, b=0.75, method="lucene")
+    retriever.index(tokens, show_progress=False)
+    qtok = bm25s.tokenize([prep(q["text"]) for q in queries], stopwords="en",
+                          stemmer=stemmer, show_progress=False)
+    docs, _ = retriever.retrieve(qtok, k=len(ids), show_progress=False, n_threads=1)
+    first = []
+    for qi, q in enumerate(queries):
+        row = docs[qi]
+        want = targets[q["_id"]]
+        pos = next(r for r, di in enumerate(row) if ids[di] in want)
+        first.append(pos + 1)
+    ranks[name] = float(np.mean(first))
+wall = time.perf_counter() - t
+print(json.dumps({"wall": wall, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                  "mean_first_rank": ranks}))
+"""
+
+
+def _child(code: str, *args: str) -> dict[str, Any]:
+    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
+                          check=False, cwd=REPO)
+    if proc.returncode != 0:
+        raise SystemExit(f"child failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _docproxy_dir() -> Path:
+    target = OUT_DIR / "docproxy"
+    if not (target / "corpus.jsonl").exists():
+        from riido_pg.docproxy import build_docproxy
+
+        build_docproxy(target)
+    return target
+
+
+def main() -> None:
+    p = base_parser(__doc__ or "")
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--corpus", choices=["docproxy", "cosqa", "all"], default="all")
+    p.add_argument("--text-config", default="english")
+    args = p.parse_args()
+    reps = 1 if args.quick else args.reps
+    corpora: list[tuple[str, Path]] = []
+    if args.corpus in ("docproxy", "all"):
+        corpora.append(("docproxy", _docproxy_dir()))
+    if args.corpus in ("cosqa", "all") and (COSQA / "corpus.jsonl").exists():
+        corpora.append(("cosqa-dev", COSQA))
+    rows = []
+    results: dict[str, Any] = {}
+    for name, directory in corpora:
+        cold, warm, bm = [], [], []
+        for _ in range(reps):
+            dbname, dsn = create_database(args.dsn, "eval")
+            try:
+                with tempfile.TemporaryDirectory() as tmp:
+                    out = str(Path(tmp) / "eval.json")
+                    cold.append(_child(RIIDO_CHILD, dsn, str(directory), out, args.text_config))
+                    warm.append(_child(RIIDO_CHILD, dsn, str(directory), out, args.text_config))
+            finally:
+                drop_database(args.dsn, dbname)
+            bm.append(_child(BM25S_CHILD, str(directory)))
+        med = {k: statistics.median(r["wall"] for r in v)
+               for k, v in (("cold", cold), ("warm", warm), ("bm25s", bm))}
+        peak = {k: max(r["rss_mb"] for r in v)
+                for k, v in (("cold", cold), ("warm", warm), ("bm25s", bm))}
+        results[name] = {"wall_s": med, "peak_rss_mb": peak, "runs": {"cold": cold,
+                         "warm": warm, "bm25s": bm}, "reps": reps}
+        rows.append([name, round(med["cold"], 2), round(med["warm"], 2), round(med["bm25s"], 2),
+                     round(med["cold"] / med["bm25s"], 2), round(med["warm"] / med["bm25s"], 2),
+                     round(peak["cold"]), round(peak["bm25s"])])
+    print(markdown_table(
+        ["corpus", "riido cold s", "riido warm s", "bm25s s", "ratio cold", "ratio warm",
+         "riido peak RSS MB", "bm25s peak RSS MB"], rows))
+    write_results("eval", {"text_config": args.text_config, "results": results,
+                           "when_started": time.strftime("%H:%M:%S")})
+
+
+if __name__ == "__main__":
+    main()
