@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 #: The schema revision this version of riido-pg needs (tests check it is alembic's head).
-SCHEMA_REVISION = "0002"
+SCHEMA_REVISION = "0003"
 #: Default statement timeout for queries (``RIIDO_PG_STATEMENT_TIMEOUT_MS`` overrides).
 DEFAULT_STATEMENT_TIMEOUT_MS = 60_000
 #: Default lock timeout, so no command waits long behind another's lock.

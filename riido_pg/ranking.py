@@ -21,7 +21,13 @@ from riido_pg.errors import ConflictingOptions, InvalidInput
 from riido_pg.interleave import iter_interleave
 from riido_pg.resources import sql_text
 from riido_pg.splitting import split_identifiers
-from riido_pg.store import Snapshot, check_text_config, get_snapshot, write_documents
+from riido_pg.store import (
+    Snapshot,
+    check_text_config,
+    get_snapshot,
+    set_load_timeout,
+    write_documents,
+)
 
 __all__ = [
     "BM25",
@@ -253,6 +259,8 @@ def rank_snapshot(
         raise InvalidInput("--limit must be at least 1")
     with conn.transaction():
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        # heavy queries hash and sort posting rows; 4MB spills them to disk
+        conn.execute("SET LOCAL work_mem = '32MB'")
         snap = get_snapshot(conn, snapshot_id)
         return _rank(conn, snap, query, policy, limit, hints, "")
 
@@ -285,7 +293,13 @@ def rank_documents(
                 "VALUES (%s, %s, 'ready', %s, '', 1.2, 0.75)",
                 (temp_id, cfg, len(request.documents)),
             )
+            query_timeout = conn.execute("SHOW statement_timeout").fetchone()
+            set_load_timeout(conn)  # writing the documents is a load, not a query
             write_documents(conn, temp_id, request.documents, cfg)
+            if query_timeout:
+                conn.execute(
+                    "SELECT set_config('statement_timeout', %s, true)", (str(query_timeout[0]),)
+                )
             snap = Snapshot(temp_id, len(request.documents), cfg, "ready", None, "")  # type: ignore[arg-type]
             ranking = _rank(conn, snap, request.query, policy, limit, hints, "")
             result.append(

@@ -46,6 +46,7 @@ __all__ = [
     "get_snapshot",
     "list_snapshots",
     "load_snapshot",
+    "set_load_timeout",
     "write_documents",
 ]
 
@@ -312,11 +313,13 @@ def _refresh_statistics(conn: Conn, added: int) -> None:
     ).fetchone()
     known = float(row[0]) if row else -1.0
     if known < 0 or added > 0.1 * known:
-        for table in ("documents", "postings", "column_stats"):
-            conn.execute(sql.SQL("ANALYZE riido.{}").format(sql.Identifier(table)))
+        with conn.transaction():
+            set_load_timeout(conn)
+            for table in ("documents", "postings", "column_stats"):
+                conn.execute(sql.SQL("ANALYZE riido.{}").format(sql.Identifier(table)))
 
 
-def _set_load_timeout(conn: Conn) -> None:
+def set_load_timeout(conn: Conn) -> None:
     """Loads are bounded by their input, not by the query statement timeout:
     ``RIIDO_PG_LOAD_TIMEOUT_MS`` (default 0, no limit) applies instead."""
     value = os.environ.get("RIIDO_PG_LOAD_TIMEOUT_MS", "0")
@@ -353,7 +356,7 @@ def load_snapshot(
                     "pass --replace to replace it"
                 )
             with conn.transaction():
-                _set_load_timeout(conn)
+                set_load_timeout(conn)
                 _delete_content(conn, snapshot_id)
                 write_documents(conn, snapshot_id, docs, text_config, progress=progress)
                 conn.execute(
@@ -376,7 +379,7 @@ def load_snapshot(
             )
         try:
             with conn.transaction():
-                _set_load_timeout(conn)
+                set_load_timeout(conn)
                 write_documents(conn, snapshot_id, docs, text_config, progress=progress)
                 conn.execute(
                     "UPDATE riido.snapshots SET state = 'ready', created_at = now() "

@@ -45,12 +45,14 @@ ranked AS (
     SELECT doc_ord, score, 0 AS part FROM top
     UNION ALL
     SELECT doc_ord, score, 1 AS part FROM zeros
+),
+-- LIMIT never drops a row here (top and zeros hold at most %(limit)s together); it
+-- tells the planner a top-K is small, so ids come from primary-key lookups, while a
+-- full ranking (limit NULL) joins the documents with a hash join
+page AS (
+    SELECT doc_ord, score, part FROM ranked LIMIT %(limit)s
 )
--- ids by primary-key lookup per ranked row (a scalar subquery is never turned into a
--- join, so a top-K never scans the snapshot's documents)
-SELECT r.doc_ord,
-       (SELECT d.doc_id FROM riido.documents AS d
-        WHERE d.snapshot_id = %(snapshot_id)s AND d.doc_ord = r.doc_ord) AS doc_id,
-       r.score
-FROM ranked AS r
+SELECT r.doc_ord, d.doc_id, r.score
+FROM page AS r
+JOIN riido.documents AS d ON d.snapshot_id = %(snapshot_id)s AND d.doc_ord = r.doc_ord
 ORDER BY r.part, r.score DESC, r.doc_ord
