@@ -52,8 +52,9 @@ LIMIT = 100
 
 
 def _key(ranking: Any) -> tuple[str, list[tuple[str, int, float, float | None]]]:
-    return ranking.policy, [(c.id, c.rank, c.bm25_score, c.identifier_bm25_score)
-                            for c in ranking.candidates]
+    return ranking.policy, [
+        (c.id, c.rank, c.bm25_score, c.identifier_bm25_score) for c in ranking.candidates
+    ]
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -80,12 +81,25 @@ def _work(queries: list[str], ids: list[str]) -> list[tuple[str, str, list[str] 
     return items
 
 
-def query_worker(wid: int, dsn: str, work: list[Any], reference: list[Any], start: Any,
-                 deadline_box: Any, budget: Any, results: Any) -> None:
+def query_worker(
+    wid: int,
+    dsn: str,
+    work: list[Any],
+    reference: list[Any],
+    start: Any,
+    deadline_box: Any,
+    budget: Any,
+    results: Any,
+) -> None:
     from riido_pg.ranking import rank_snapshot
 
-    out: dict[str, Any] = {"worker": wid, "queries": 0, "errors": [], "mismatches": 0,
-                           "latencies": []}
+    out: dict[str, Any] = {
+        "worker": wid,
+        "queries": 0,
+        "errors": [],
+        "mismatches": 0,
+        "latencies": [],
+    }
     try:
         conn = connect(dsn)
         start.wait()
@@ -112,13 +126,19 @@ def query_worker(wid: int, dsn: str, work: list[Any], reference: list[Any], star
     results.put(out)
 
 
-def loader_worker(dsn: str, kind: str, docs_n: int, max_loads: int, start: Any,
-                  deadline_box: Any, results: Any) -> None:
+def loader_worker(
+    dsn: str, kind: str, docs_n: int, max_loads: int, start: Any, deadline_box: Any, results: Any
+) -> None:
     from riido_pg.documents import Document
     from riido_pg.store import load_snapshot
 
-    out: dict[str, Any] = {"worker": "loader", "loads": 0, "documents": 0, "seconds": [],
-                           "errors": []}
+    out: dict[str, Any] = {
+        "worker": "loader",
+        "loads": 0,
+        "documents": 0,
+        "seconds": [],
+        "errors": [],
+    }
     try:
         base = corpus.documents("synthetic" if kind == "synthetic" else kind, docs_n, seed=1)
         conn = connect(dsn)
@@ -169,8 +189,10 @@ def main() -> None:
         for q, policy, hints in work[:10]:  # warm-up
             rank_snapshot(conn, "A", q, policy=policy, limit=LIMIT, hints=hints)
         t0 = time.perf_counter()
-        reference = [_key(rank_snapshot(conn, "A", q, policy=policy, limit=LIMIT, hints=hints))
-                     for q, policy, hints in work]
+        reference = [
+            _key(rank_snapshot(conn, "A", q, policy=policy, limit=LIMIT, hints=hints))
+            for q, policy, hints in work
+        ]
         single_s = time.perf_counter() - t0
         single_qps = len(work) / single_s
 
@@ -178,12 +200,19 @@ def main() -> None:
         deadline_box = ctx.Value("d", 0.0)
         budget = ctx.Value("q", args.max_queries)
         results = ctx.Queue()
-        procs = [ctx.Process(target=query_worker,
-                             args=(w, dsn, work, reference, start, deadline_box, budget, results))
-                 for w in range(args.clients)]
-        procs.append(ctx.Process(target=loader_worker,
-                                 args=(dsn, kind, args.loader_docs, args.max_loads, start,
-                                       deadline_box, results)))
+        procs = [
+            ctx.Process(
+                target=query_worker,
+                args=(w, dsn, work, reference, start, deadline_box, budget, results),
+            )
+            for w in range(args.clients)
+        ]
+        procs.append(
+            ctx.Process(
+                target=loader_worker,
+                args=(dsn, kind, args.loader_docs, args.max_loads, start, deadline_box, results),
+            )
+        )
         for pr in procs:
             pr.start()
         time.sleep(3.0)  # let the workers import, connect and reach the barrier
@@ -196,10 +225,12 @@ def main() -> None:
             pr.join(timeout=60)
         # snapshot A must be untouched, the B loads complete
         a_count = conn.execute(
-            "SELECT document_count, state FROM riido.snapshots WHERE snapshot_id = 'A'").fetchone()
+            "SELECT document_count, state FROM riido.snapshots WHERE snapshot_id = 'A'"
+        ).fetchone()
         b_states = conn.execute(
             "SELECT count(*) FILTER (WHERE state = 'ready'), count(*) FROM riido.snapshots "
-            "WHERE snapshot_id LIKE 'B%'").fetchone()
+            "WHERE snapshot_id LIKE 'B%'"
+        ).fetchone()
         conn.close()
 
     qouts = [o for o in outs if o["worker"] != "loader"]
@@ -212,27 +243,74 @@ def main() -> None:
     qps = total_q / query_wall
     lsum = summary_ms(lat)
     loader_docs_s = (loader["documents"] / sum(loader["seconds"])) if loader["seconds"] else 0.0
-    ok = (not errors and mismatches == 0 and total_q > 0 and a_count == (args.docs, "ready")
-          and b_states[0] == b_states[1] == loader["loads"])
+    ok = (
+        not errors
+        and mismatches == 0
+        and total_q > 0
+        and a_count == (args.docs, "ready")
+        and b_states[0] == b_states[1] == loader["loads"]
+    )
     summary = {
-        "corpus": kind, "docs_A": args.docs, "clients": args.clients, "duration_s": args.duration,
-        "wall_s": wall, "query_wall_s": query_wall, "queries": total_q, "qps": qps,
+        "corpus": kind,
+        "docs_A": args.docs,
+        "clients": args.clients,
+        "duration_s": args.duration,
+        "wall_s": wall,
+        "query_wall_s": query_wall,
+        "queries": total_q,
+        "qps": qps,
         "single_client_qps": single_qps,
-        "latency": lsum, "mismatches": mismatches, "errors": errors,
-        "loader": {"loads": loader["loads"], "docs_per_load": args.loader_docs,
-                   "seconds": loader["seconds"], "docs_per_s": loader_docs_s},
-        "per_worker_queries": [o["queries"] for o in qouts], "ok": ok,
+        "latency": lsum,
+        "mismatches": mismatches,
+        "errors": errors,
+        "loader": {
+            "loads": loader["loads"],
+            "docs_per_load": args.loader_docs,
+            "seconds": loader["seconds"],
+            "docs_per_s": loader_docs_s,
+        },
+        "per_worker_queries": [o["queries"] for o in qouts],
+        "ok": ok,
         "load_avg": os.getloadavg()[0],
     }
-    print("\n### Concurrency: "
-          f"{args.clients} query processes + 1 loader, {args.duration:g} s, loopback\n")
-    print(markdown_table(
-        ["corpus", "docs A", "clients", "queries", "queries/s", "single-client q/s",
-         "p50 ms", "p95 ms", "loads of B", "loader docs/s", "errors", "mismatches"],
-        [[kind, args.docs, args.clients, total_q, round(qps, 1), round(single_qps, 1),
-          lsum["p50_ms"], lsum["p95_ms"], f"{loader['loads']} × {args.loader_docs:,}",
-          round(loader_docs_s), len(errors), mismatches]],
-    ))
+    print(
+        "\n### Concurrency: "
+        f"{args.clients} query processes + 1 loader, {args.duration:g} s, loopback\n"
+    )
+    print(
+        markdown_table(
+            [
+                "corpus",
+                "docs A",
+                "clients",
+                "queries",
+                "queries/s",
+                "single-client q/s",
+                "p50 ms",
+                "p95 ms",
+                "loads of B",
+                "loader docs/s",
+                "errors",
+                "mismatches",
+            ],
+            [
+                [
+                    kind,
+                    args.docs,
+                    args.clients,
+                    total_q,
+                    round(qps, 1),
+                    round(single_qps, 1),
+                    lsum["p50_ms"],
+                    lsum["p95_ms"],
+                    f"{loader['loads']} × {args.loader_docs:,}",
+                    round(loader_docs_s),
+                    len(errors),
+                    mismatches,
+                ]
+            ],
+        )
+    )
     for e in errors:
         print(f"\nERROR:\n{e}", file=sys.stderr)
     write_results("concurrency", summary, args.out)

@@ -102,8 +102,9 @@ print(json.dumps({"wall": wall, "rss_mb": resource.getrusage(resource.RUSAGE_SEL
 
 
 def _child(code: str, *args: str) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True,
-                          check=False, cwd=REPO)
+    proc = subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=False, cwd=REPO
+    )
     if proc.returncode != 0:
         raise SystemExit(f"child failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -144,20 +145,55 @@ def main() -> None:
             finally:
                 drop_database(args.dsn, dbname)
             bm.append(_child(BM25S_CHILD, str(directory)))
-        med = {k: statistics.median(r["wall"] for r in v)
-               for k, v in (("cold", cold), ("warm", warm), ("bm25s", bm))}
-        peak = {k: max(r["rss_mb"] for r in v)
-                for k, v in (("cold", cold), ("warm", warm), ("bm25s", bm))}
-        results[name] = {"wall_s": med, "peak_rss_mb": peak, "runs": {"cold": cold,
-                         "warm": warm, "bm25s": bm}, "reps": reps}
-        rows.append([name, round(med["cold"], 2), round(med["warm"], 2), round(med["bm25s"], 2),
-                     round(med["cold"] / med["bm25s"], 2), round(med["warm"] / med["bm25s"], 2),
-                     round(peak["cold"]), round(peak["bm25s"])])
-    print(markdown_table(
-        ["corpus", "riido cold s", "riido warm s", "bm25s s", "ratio cold", "ratio warm",
-         "riido peak RSS MB", "bm25s peak RSS MB"], rows))
-    write_results("eval", {"text_config": args.text_config, "results": results,
-                           "when_started": time.strftime("%H:%M:%S")})
+        med = {
+            k: statistics.median(r["wall"] for r in v)
+            for k, v in (("cold", cold), ("warm", warm), ("bm25s", bm))
+        }
+        peak = {
+            k: max(r["rss_mb"] for r in v)
+            for k, v in (("cold", cold), ("warm", warm), ("bm25s", bm))
+        }
+        results[name] = {
+            "wall_s": med,
+            "peak_rss_mb": peak,
+            "runs": {"cold": cold, "warm": warm, "bm25s": bm},
+            "reps": reps,
+        }
+        rows.append(
+            [
+                name,
+                round(med["cold"], 2),
+                round(med["warm"], 2),
+                round(med["bm25s"], 2),
+                round(med["cold"] / med["bm25s"], 2),
+                round(med["warm"] / med["bm25s"], 2),
+                round(peak["cold"]),
+                round(peak["bm25s"]),
+            ]
+        )
+    print(
+        markdown_table(
+            [
+                "corpus",
+                "riido cold s",
+                "riido warm s",
+                "bm25s s",
+                "ratio cold",
+                "ratio warm",
+                "riido peak RSS MB",
+                "bm25s peak RSS MB",
+            ],
+            rows,
+        )
+    )
+    write_results(
+        "eval",
+        {
+            "text_config": args.text_config,
+            "results": results,
+            "when_started": time.strftime("%H:%M:%S"),
+        },
+    )
 
 
 if __name__ == "__main__":

@@ -42,11 +42,20 @@ from common import (
 )
 
 TARGET_S = 0.5
-REQUEST = json.dumps({
-    "snapshot_id": "demo", "query": "read config",
-    "documents": [{"id": "a", "text": "read"}, {"id": "b", "text": "config"},
-                  {"id": "c", "text": "func ReadConfig() {}"}],
-}) + "\n"
+REQUEST = (
+    json.dumps(
+        {
+            "snapshot_id": "demo",
+            "query": "read config",
+            "documents": [
+                {"id": "a", "text": "read"},
+                {"id": "b", "text": "config"},
+                {"id": "c", "text": "func ReadConfig() {}"},
+            ],
+        }
+    )
+    + "\n"
+)
 
 PHASES = r"""
 import time, sys, io, json
@@ -95,8 +104,15 @@ def run_once(env: dict[str, str], cpu: list[float] | None = None) -> float:
     """Wall time of one run; appends the child's user+sys CPU time to ``cpu``."""
     c0 = _children_cpu()
     t0 = time.perf_counter()
-    proc = subprocess.run([*_script(), "hints", "--identifier-hints"], input=REQUEST,
-                          capture_output=True, text=True, env=env, check=False, timeout=120)
+    proc = subprocess.run(
+        [*_script(), "hints", "--identifier-hints"],
+        input=REQUEST,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+        timeout=120,
+    )
     elapsed = time.perf_counter() - t0
     if cpu is not None:
         cpu.append(_children_cpu() - c0)
@@ -113,14 +129,22 @@ def measure(env: dict[str, str], runs: int) -> dict[str, Any]:
     run_once(env)  # warm-up: page cache, embedded start
     cpu: list[float] = []
     times = [run_once(env, cpu) for _ in range(runs)]
-    return {"runs": runs, "median_s": statistics.median(times),
-            "p95_s": percentile(times, 95), "min_s": min(times), "max_s": max(times),
-            "times_s": times, "cpu_median_s": statistics.median(cpu), "cpu_s": cpu,
-            "load_avg": os.getloadavg()[0]}
+    return {
+        "runs": runs,
+        "median_s": statistics.median(times),
+        "p95_s": percentile(times, 95),
+        "min_s": min(times),
+        "max_s": max(times),
+        "times_s": times,
+        "cpu_median_s": statistics.median(cpu),
+        "cpu_s": cpu,
+        "load_avg": os.getloadavg()[0],
+    }
 
 
 def baseline_costs(env: dict[str, str], runs: int = 5) -> dict[str, float]:
     """Interpreter start alone and `riido-pg --version`, for scale."""
+
     def med(cmd: list[str]) -> float:
         ts = []
         for _ in range(runs):
@@ -129,32 +153,50 @@ def baseline_costs(env: dict[str, str], runs: int = 5) -> dict[str, float]:
             ts.append(time.perf_counter() - t0)
         return statistics.median(ts)
 
-    return {"python_-c_pass_s": med([sys.executable, "-c", "pass"]),
-            "python_-S_-c_pass_s": med([sys.executable, "-S", "-c", "pass"]),
-            "riido-pg_--version_s": med([*_script(), "--version"])}
+    return {
+        "python_-c_pass_s": med([sys.executable, "-c", "pass"]),
+        "python_-S_-c_pass_s": med([sys.executable, "-S", "-c", "pass"]),
+        "riido-pg_--version_s": med([*_script(), "--version"]),
+    }
 
 
 def phases(env: dict[str, str], runs: int = 5) -> dict[str, float]:
     samples = []
     for _ in range(runs):
-        proc = subprocess.run([sys.executable, "-c", PHASES, REQUEST], capture_output=True,
-                              text=True, env=env, check=True)
+        proc = subprocess.run(
+            [sys.executable, "-c", PHASES, REQUEST],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+        )
         samples.append(json.loads(proc.stdout))
     return {k: statistics.median(s[k] for s in samples) for k in samples[0] if k != "order"}
 
 
 def importtime(env: dict[str, str], top: int = 15) -> list[dict[str, Any]]:
-    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "riido_pg", "hints",
-                           "--identifier-hints"], input=REQUEST, capture_output=True, text=True,
-                          env=env, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "riido_pg", "hints", "--identifier-hints"],
+        input=REQUEST,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
     rows = []
     for line in proc.stderr.splitlines():
         if not line.startswith("import time:") or "self [us]" in line:
             continue
         self_us, cum_us, name = line.split(":", 1)[1].split("|")
         depth = (len(name) - len(name.lstrip()) - 1) // 2
-        rows.append({"module": name.strip(), "self_ms": int(self_us) / 1000,
-                     "cumulative_ms": int(cum_us) / 1000, "depth": depth})
+        rows.append(
+            {
+                "module": name.strip(),
+                "self_ms": int(self_us) / 1000,
+                "cumulative_ms": int(cum_us) / 1000,
+                "depth": depth,
+            }
+        )
     total = sum(r["self_ms"] for r in rows)
     # outermost imports (depth 0), including ones made lazily at run time, children included
     tops = sorted((r for r in rows if r["depth"] == 0), key=lambda r: -r["cumulative_ms"])
@@ -192,31 +234,61 @@ def main() -> None:
     for where in ("server", "embedded"):
         if where in results:
             r = results[where]
-            rows.append([where, r["runs"], round(r["median_s"], 3), round(r["p95_s"], 3),
-                         round(r["min_s"], 3), round(r["cpu_median_s"], 3), f"≤ {TARGET_S} s",
-                         "yes" if r["median_s"] <= TARGET_S else "no",
-                         round(r["load_avg"], 1)])
+            rows.append(
+                [
+                    where,
+                    r["runs"],
+                    round(r["median_s"], 3),
+                    round(r["p95_s"], 3),
+                    round(r["min_s"], 3),
+                    round(r["cpu_median_s"], 3),
+                    f"≤ {TARGET_S} s",
+                    "yes" if r["median_s"] <= TARGET_S else "no",
+                    round(r["load_avg"], 1),
+                ]
+            )
     print("\n### `riido-pg hints --identifier-hints` (CONTRACTS §1), whole process\n")
-    print(markdown_table(["database", "runs", "median s", "p95 s", "min s",
-                          "client CPU s (median)", "target", "met", "load avg"], rows))
+    print(
+        markdown_table(
+            [
+                "database",
+                "runs",
+                "median s",
+                "p95 s",
+                "min s",
+                "client CPU s (median)",
+                "target",
+                "met",
+                "load avg",
+            ],
+            rows,
+        )
+    )
     if "embedded_first_run_s" in results:
         first = results["embedded_first_run_s"]
         print(f"\nembedded first run (initdb + start + migrate): {first:.2f} s")
     b = results["baseline"]
     print("\n### Where one run's time goes (in-process, median of 5)\n")
-    prow = [["python -c pass", round(b["python_-c_pass_s"] * 1000, 1)],
-            ["riido-pg --version", round(b["riido-pg_--version_s"] * 1000, 1)]]
+    prow = [
+        ["python -c pass", round(b["python_-c_pass_s"] * 1000, 1)],
+        ["riido-pg --version", round(b["riido-pg_--version_s"] * 1000, 1)],
+    ]
     for k, v in results["phases_server"].items():
         prow.append([f"server: {k}", round(v * 1000, 1)])
     for k, v in results.get("phases_embedded", {}).items():
         prow.append([f"embedded: {k}", round(v * 1000, 1)])
     print(markdown_table(["phase", "ms"], prow))
     it = results["importtime"]
-    print(f"\n### python -X importtime (total self time {it[0]['total_import_ms']} ms), "
-          "outermost imports by cumulative time\n")
-    print(markdown_table(["module", "cumulative ms", "self ms"],
-                         [[r["module"], round(r["cumulative_ms"], 1), round(r["self_ms"], 1)]
-                          for r in it[1:]]))
+    print(
+        f"\n### python -X importtime (total self time {it[0]['total_import_ms']} ms), "
+        "outermost imports by cumulative time\n"
+    )
+    print(
+        markdown_table(
+            ["module", "cumulative ms", "self ms"],
+            [[r["module"], round(r["cumulative_ms"], 1), round(r["self_ms"], 1)] for r in it[1:]],
+        )
+    )
     write_results("hints", results, args.out)
 
 

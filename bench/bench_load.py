@@ -83,8 +83,12 @@ def library_load(dsn: str, docs: list[Any]) -> dict[str, Any]:
 
     conn = connect(dsn)
     clock = CpuClock(conn.info.backend_pid)
-    names = {("documents", True): "stage", ("index", 0): "insert", ("index", 1): "finalize_raw",
-             ("index", 2): "finalize_ident"}
+    names = {
+        ("documents", True): "stage",
+        ("index", 0): "insert",
+        ("index", 1): "finalize_raw",
+        ("index", 2): "finalize_ident",
+    }
     marks: dict[str, float] = {}
 
     def progress(phase: str, done: int, total: int) -> None:
@@ -125,13 +129,17 @@ def library_load(dsn: str, docs: list[Any]) -> dict[str, Any]:
     for d in (cpu["wall_s"], cpu["client_cpu_s"], cpu["server_cpu_s"]):
         d.pop("(setup)", None)
     client_cpu = sum(cpu["client_cpu_s"].values())
-    server_cpu = (None if any(v is None for v in cpu["server_cpu_s"].values())
-                  else sum(cpu["server_cpu_s"].values()))
+    server_cpu = (
+        None
+        if any(v is None for v in cpu["server_cpu_s"].values())
+        else sum(cpu["server_cpu_s"].values())
+    )
     return {
         "client_cpu_s": client_cpu,
         "server_cpu_s": server_cpu,
-        "cpu_by_phase": {k: (cpu["client_cpu_s"][k], cpu["server_cpu_s"][k])
-                         for k in cpu["wall_s"]},
+        "cpu_by_phase": {
+            k: (cpu["client_cpu_s"][k], cpu["server_cpu_s"][k]) for k in cpu["wall_s"]
+        },
         "seconds": total,
         "docs_per_s": len(docs) / total,
         "phases_s": phases,
@@ -151,24 +159,38 @@ def cli_load(dsn: str, docs: list[Any]) -> dict[str, Any]:
         t0 = time.perf_counter()
         proc = subprocess.run(
             [sys.executable, "-m", "riido_pg", "load", "bench", str(path)],
-            capture_output=True, env=env, check=False, text=True,
+            capture_output=True,
+            env=env,
+            check=False,
+            text=True,
         )
         elapsed = time.perf_counter() - t0
         ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
     if proc.returncode != 0:
         raise RuntimeError(f"riido-pg load failed ({proc.returncode}): {proc.stderr.strip()}")
     client_cpu = (ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime)
-    return {"seconds": elapsed, "docs_per_s": len(docs) / elapsed, "client_cpu_s": client_cpu,
-            "stdout": proc.stdout.strip()}
+    return {
+        "seconds": elapsed,
+        "docs_per_s": len(docs) / elapsed,
+        "client_cpu_s": client_cpu,
+        "stdout": proc.stdout.strip(),
+    }
 
 
 def main() -> None:
     p = base_parser(__doc__ or "")
-    p.add_argument("--sizes", default="3000,20000,100000",
-                   help="comma-separated document counts (default 3000,20000,100000)")
+    p.add_argument(
+        "--sizes",
+        default="3000,20000,100000",
+        help="comma-separated document counts (default 3000,20000,100000)",
+    )
     p.add_argument("--cli-sizes", default=None, help="sizes for the CLI run (default: --sizes)")
-    p.add_argument("--corpus", choices=("synthetic", "cosqa", "both"), default="both",
-                   help="corpus; cosqa falls back to synthetic when the data is absent")
+    p.add_argument(
+        "--corpus",
+        choices=("synthetic", "cosqa", "both"),
+        default="both",
+        help="corpus; cosqa falls back to synthetic when the data is absent",
+    )
     p.add_argument("--no-cli", action="store_true", help="skip the CLI runs")
     p.add_argument("--repeat", type=int, default=1, help="runs per size (best and median kept)")
     args = p.parse_args()
@@ -191,20 +213,39 @@ def main() -> None:
                 for rep in range(args.repeat):
                     with bench_database(args.dsn, "load", keep=args.keep) as dsn:
                         r = library_load(dsn, docs)
-                    r.update(corpus=kind, size=size, mode="library", rep=rep,
-                             mean_doc_bytes=round(mean_bytes, 1), load_avg=os.getloadavg()[0], **py)
+                    r.update(
+                        corpus=kind,
+                        size=size,
+                        mode="library",
+                        rep=rep,
+                        mean_doc_bytes=round(mean_bytes, 1),
+                        load_avg=os.getloadavg()[0],
+                        **py,
+                    )
                     runs.append(r)
-                    print(f"library {kind:9s} {size:>7,}: {r['seconds']:.2f} s, "
-                          f"{r['docs_per_s']:,.0f} docs/s", file=sys.stderr)
+                    print(
+                        f"library {kind:9s} {size:>7,}: {r['seconds']:.2f} s, "
+                        f"{r['docs_per_s']:,.0f} docs/s",
+                        file=sys.stderr,
+                    )
             if size in cli_sizes:
                 for rep in range(args.repeat):
                     with bench_database(args.dsn, "loadcli", keep=args.keep) as dsn:
                         r = cli_load(dsn, docs)
-                    r.update(corpus=kind, size=size, mode="cli", rep=rep,
-                             mean_doc_bytes=round(mean_bytes, 1), load_avg=os.getloadavg()[0])
+                    r.update(
+                        corpus=kind,
+                        size=size,
+                        mode="cli",
+                        rep=rep,
+                        mean_doc_bytes=round(mean_bytes, 1),
+                        load_avg=os.getloadavg()[0],
+                    )
                     runs.append(r)
-                    print(f"cli     {kind:9s} {size:>7,}: {r['seconds']:.2f} s, "
-                          f"{r['docs_per_s']:,.0f} docs/s", file=sys.stderr)
+                    print(
+                        f"cli     {kind:9s} {size:>7,}: {r['seconds']:.2f} s, "
+                        f"{r['docs_per_s']:,.0f} docs/s",
+                        file=sys.stderr,
+                    )
 
     # best run per (mode, corpus, size)
     best: dict[tuple[str, str, int], dict[str, Any]] = {}
@@ -217,30 +258,84 @@ def main() -> None:
     order = sorted(best.items(), key=lambda kv: (kv[0][1], kv[0][0] != "library", kv[0][2]))
     for (mode, kind, size), r in order:
         cpu = (r["client_cpu_s"] + r["server_cpu_s"]) if r.get("server_cpu_s") is not None else None
-        rows.append([
-            mode, kind, size, r["mean_doc_bytes"], round(r["seconds"], 2), round(r["docs_per_s"]),
-            round(r["client_cpu_s"], 2) if "client_cpu_s" in r else "",
-            round(r["server_cpu_s"], 2) if r.get("server_cpu_s") is not None else "",
-            round(size / cpu) if cpu else "",
-            "yes" if r["docs_per_s"] >= TARGET_DOCS_PER_S else "no", round(r["load_avg"], 1),
-        ])
+        rows.append(
+            [
+                mode,
+                kind,
+                size,
+                r["mean_doc_bytes"],
+                round(r["seconds"], 2),
+                round(r["docs_per_s"]),
+                round(r["client_cpu_s"], 2) if "client_cpu_s" in r else "",
+                round(r["server_cpu_s"], 2) if r.get("server_cpu_s") is not None else "",
+                round(size / cpu) if cpu else "",
+                "yes" if r["docs_per_s"] >= TARGET_DOCS_PER_S else "no",
+                round(r["load_avg"], 1),
+            ]
+        )
         if mode == "library":
             ph, cp = r["phases_s"], r["cpu_by_phase"]
-            prows.append([kind, size, *(
-                f"{ph[k]:.2f} ({cp[k][0]:.2f} + {cp[k][1]:.2f})" if cp[k][1] is not None
-                else f"{ph[k]:.2f}"
-                for k in ("stage", "insert", "finalize_raw", "finalize_ident", "count_commit")),
-                round(r["py_validate_digest"], 2), round(r["py_split"], 2)])
+            prows.append(
+                [
+                    kind,
+                    size,
+                    *(
+                        f"{ph[k]:.2f} ({cp[k][0]:.2f} + {cp[k][1]:.2f})"
+                        if cp[k][1] is not None
+                        else f"{ph[k]:.2f}"
+                        for k in (
+                            "stage",
+                            "insert",
+                            "finalize_raw",
+                            "finalize_ident",
+                            "count_commit",
+                        )
+                    ),
+                    round(r["py_validate_digest"], 2),
+                    round(r["py_split"], 2),
+                ]
+            )
     print(f"\n### Load throughput (target ≥ {TARGET_DOCS_PER_S:,} docs/s)\n")
-    print(markdown_table(
-        ["mode", "corpus", "docs", "mean bytes", "wall s", "docs/s", "client CPU s",
-         "server CPU s", "docs per CPU-s", "target met", "load avg"], rows))
+    print(
+        markdown_table(
+            [
+                "mode",
+                "corpus",
+                "docs",
+                "mean bytes",
+                "wall s",
+                "docs/s",
+                "client CPU s",
+                "server CPU s",
+                "docs per CPU-s",
+                "target met",
+                "load avg",
+            ],
+            rows,
+        )
+    )
     print("\n### Library load by phase: wall s (client CPU s + server backend CPU s)\n")
-    print(markdown_table(
-        ["corpus", "docs", "stage", "insert (to_tsvector)", "finalize raw", "finalize ident",
-         "count + commit", "of stage: py validate+digest s", "of stage: py split s"], prows))
-    write_results("load", {"server": server_info(args.dsn), "target_docs_per_s": TARGET_DOCS_PER_S,
-                           "runs": runs}, args.out)
+    print(
+        markdown_table(
+            [
+                "corpus",
+                "docs",
+                "stage",
+                "insert (to_tsvector)",
+                "finalize raw",
+                "finalize ident",
+                "count + commit",
+                "of stage: py validate+digest s",
+                "of stage: py split s",
+            ],
+            prows,
+        )
+    )
+    write_results(
+        "load",
+        {"server": server_info(args.dsn), "target_docs_per_s": TARGET_DOCS_PER_S, "runs": runs},
+        args.out,
+    )
 
 
 if __name__ == "__main__":

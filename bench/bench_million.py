@@ -136,8 +136,12 @@ def main() -> None:
     gen_s = time.perf_counter() - t
     rss_docs = psutil.Process().memory_info().rss
     mean_bytes = sum(len(d.text) for d in docs) / len(docs)
-    stats: dict[str, Any] = {"statements": 0, "copies": 0, "max_params": 0,
-                             "max_params_statement": ""}
+    stats: dict[str, Any] = {
+        "statements": 0,
+        "copies": 0,
+        "max_params": 0,
+        "max_params_statement": "",
+    }
     with bench_database(args.dsn, "million", keep=args.keep) as dsn:
         conn = connect(dsn)
         pgss_before = _pgss_max_params(dsn)
@@ -162,7 +166,7 @@ def main() -> None:
         assert len(r.candidates) == 10
         info = conn.execute(
             "SELECT pg_total_relation_size('riido.documents'), "
-        "pg_total_relation_size('riido.postings'),"
+            "pg_total_relation_size('riido.postings'),"
             " (SELECT count(*) FROM riido.postings), (SELECT max(df) FROM riido.postings)"
         ).fetchone()
         pgss_after = _pgss_max_params(dsn)
@@ -176,30 +180,65 @@ def main() -> None:
         "count_commit": t_end - marks["index2"],
     }
     out = {
-        "count": args.count, "mean_doc_bytes": mean_bytes, "generate_s": gen_s,
-        "seconds": seconds, "docs_per_s": args.count / seconds, "phases_s": phases,
-        "rss_start_bytes": rss0, "rss_after_generate_bytes": rss_docs,
-        "rss_peak_during_load_bytes": sampler.peak, "ru_maxrss_bytes": peak_ru,
-        "statements": stats["statements"], "copies": stats["copies"],
+        "count": args.count,
+        "mean_doc_bytes": mean_bytes,
+        "generate_s": gen_s,
+        "seconds": seconds,
+        "docs_per_s": args.count / seconds,
+        "phases_s": phases,
+        "rss_start_bytes": rss0,
+        "rss_after_generate_bytes": rss_docs,
+        "rss_peak_during_load_bytes": sampler.peak,
+        "ru_maxrss_bytes": peak_ru,
+        "statements": stats["statements"],
+        "copies": stats["copies"],
         "max_bind_params": stats["max_params"],
         "max_bind_params_statement": stats["max_params_statement"],
         "pg_stat_statements_max_placeholder": pgss_after if pgss_before is not None else None,
-        "documents_bytes": info[0], "postings_bytes": info[1], "postings_rows": info[2],
-        "max_df": info[3], "load_avg": os.getloadavg()[0],
+        "documents_bytes": info[0],
+        "postings_bytes": info[1],
+        "postings_rows": info[2],
+        "max_df": info[3],
+        "load_avg": os.getloadavg()[0],
     }
     mib = 2**20
     print(f"\n### {args.count:,} tiny documents (≈{mean_bytes:.0f} bytes) via load_snapshot\n")
-    print(markdown_table(
-        ["docs", "s", "docs/s", "peak RSS MiB (load)", "RSS MiB after generating docs",
-         "ru_maxrss MiB", "statements", "COPYs", "max bind params", f"≤ {PG_MAX_PARAMS:,}"],
-        [[args.count, round(seconds, 1), round(args.count / seconds), round(sampler.peak / mib),
-          round(rss_docs / mib), round(peak_ru / mib), stats["statements"], stats["copies"],
-          stats["max_params"], "yes" if stats["max_params"] <= PG_MAX_PARAMS else "NO"]],
-    ))
+    print(
+        markdown_table(
+            [
+                "docs",
+                "s",
+                "docs/s",
+                "peak RSS MiB (load)",
+                "RSS MiB after generating docs",
+                "ru_maxrss MiB",
+                "statements",
+                "COPYs",
+                "max bind params",
+                f"≤ {PG_MAX_PARAMS:,}",
+            ],
+            [
+                [
+                    args.count,
+                    round(seconds, 1),
+                    round(args.count / seconds),
+                    round(sampler.peak / mib),
+                    round(rss_docs / mib),
+                    round(peak_ru / mib),
+                    stats["statements"],
+                    stats["copies"],
+                    stats["max_params"],
+                    "yes" if stats["max_params"] <= PG_MAX_PARAMS else "NO",
+                ]
+            ],
+        )
+    )
     print("\nphases (s): " + ", ".join(f"{k} {v:.1f}" for k, v in phases.items()))
     if out["pg_stat_statements_max_placeholder"] is None:
-        print("(pg_stat_statements is not preloaded on this server; the counting cursor is "
-              "the witness)")
+        print(
+            "(pg_stat_statements is not preloaded on this server; the counting cursor is "
+            "the witness)"
+        )
     write_results("million", out, args.out)
     if stats["max_params"] > PG_MAX_PARAMS:
         raise SystemExit(1)

@@ -89,8 +89,9 @@ def _prepared_rank_sql() -> str:
 
 
 def _exec_ms(plan: list[str]) -> float:
-    return next(float(line.split(":")[1].split()[0]) for line in plan
-                if line.startswith("Execution Time"))
+    return next(
+        float(line.split(":")[1].split()[0]) for line in plan if line.startswith("Execution Time")
+    )
 
 
 def explain_rank(conn: Any, snapshot_id: str, query: str, col: str, n: int) -> dict[str, Any]:
@@ -103,29 +104,46 @@ def explain_rank(conn: Any, snapshot_id: str, query: str, col: str, n: int) -> d
 
     terms = query_terms(conn, query, "english")
     lexemes = terms.raw if col == "raw" else terms.ident
-    custom = [r[0] for r in conn.execute(
-        "EXPLAIN (ANALYZE, BUFFERS) " + sql_text("rank"),
-        {"snapshot_id": snapshot_id, "col": col, "lexemes": lexemes, "n": n, "limit": LIMIT},
-        prepare=False,
-    ).fetchall()]
+    custom = [
+        r[0]
+        for r in conn.execute(
+            "EXPLAIN (ANALYZE, BUFFERS) " + sql_text("rank"),
+            {"snapshot_id": snapshot_id, "col": col, "lexemes": lexemes, "n": n, "limit": LIMIT},
+            prepare=False,
+        ).fetchall()
+    ]
     with conn.transaction():
         conn.execute("SET LOCAL plan_cache_mode = force_generic_plan")
-        conn.execute("PREPARE riido_bench_rank(text, text, text[], int, int) AS "
-                     + _prepared_rank_sql(), prepare=False)
+        conn.execute(
+            "PREPARE riido_bench_rank(text, text, text[], int, int) AS " + _prepared_rank_sql(),
+            prepare=False,
+        )
         # EXECUTE's arguments cannot be bind parameters: quote them as literals
         args = sql.SQL(", ").join(sql.Literal(v) for v in (snapshot_id, col, lexemes, n, LIMIT))
-        generic = [r[0] for r in conn.execute(
-            sql.SQL("EXPLAIN (ANALYZE, BUFFERS) EXECUTE riido_bench_rank({})").format(args),
-            prepare=False).fetchall()]
+        generic = [
+            r[0]
+            for r in conn.execute(
+                sql.SQL("EXPLAIN (ANALYZE, BUFFERS) EXECUTE riido_bench_rank({})").format(args),
+                prepare=False,
+            ).fetchall()
+        ]
         conn.execute("DEALLOCATE riido_bench_rank", prepare=False)
     df = conn.execute(
         "SELECT coalesce(sum(df), 0), count(*) FROM riido.postings "
         "WHERE snapshot_id = %s AND col = %s AND lexeme = ANY(%s::text[])",
         (snapshot_id, col, lexemes),
     ).fetchone()
-    return {"query": query, "col": col, "lexemes": lexemes, "postings_read": int(df[1]),
-            "sum_df": int(df[0]), "execution_ms": _exec_ms(custom),
-            "generic_execution_ms": _exec_ms(generic), "plan": custom, "generic_plan": generic}
+    return {
+        "query": query,
+        "col": col,
+        "lexemes": lexemes,
+        "postings_read": int(df[1]),
+        "sum_df": int(df[0]),
+        "execution_ms": _exec_ms(custom),
+        "generic_execution_ms": _exec_ms(generic),
+        "plan": custom,
+        "generic_plan": generic,
+    }
 
 
 def run_size(args: Any, kind: str, size: int, queries: list[str]) -> dict[str, Any]:
@@ -155,10 +173,10 @@ def run_size(args: Any, kind: str, size: int, queries: list[str]) -> dict[str, A
             qconn = connect(dsn)
             qconn.prepare_threshold = None if mode == "unprepared" else 5
             for policy in POLICIES:
+
                 def call(i: int, q: str, policy: str = policy, qconn: Any = qconn) -> Any:
                     hints = hint_lists[i] if policy == "external_hints_baseline_first" else None
-                    return rank_snapshot(qconn, "bench", q, policy=policy, limit=LIMIT,
-                                         hints=hints)
+                    return rank_snapshot(qconn, "bench", q, policy=policy, limit=LIMIT, hints=hints)
 
                 for i, q in enumerate(queries[:20]):  # warm-up
                     call(i, q)
@@ -177,17 +195,28 @@ def run_size(args: Any, kind: str, size: int, queries: list[str]) -> dict[str, A
                 s = summary_ms(times)
                 s["result_labels"] = labels
                 s["client_cpu_ms_per_query"] = round((c1 - c0) * 1000 / len(queries), 3)
-                s["server_cpu_ms_per_query"] = (round((s1 - s0) * 1000 / len(queries), 3)
-                                                if s0 is not None and s1 is not None else None)
+                s["server_cpu_ms_per_query"] = (
+                    round((s1 - s0) * 1000 / len(queries), 3)
+                    if s0 is not None and s1 is not None
+                    else None
+                )
                 out["policies"][f"{mode}/{policy}"] = s
-                print(f"  {kind} {size:>7,} {mode:10s} {policy:34s} p50 {s['p50_ms']:8.2f} ms  "
-                      f"p95 {s['p95_ms']:8.2f} ms", file=sys.stderr)
+                print(
+                    f"  {kind} {size:>7,} {mode:10s} {policy:34s} p50 {s['p50_ms']:8.2f} ms  "
+                    f"p95 {s['p95_ms']:8.2f} ms",
+                    file=sys.stderr,
+                )
             qconn.close()
         # EXPLAIN ANALYZE of rank.sql for representative queries (by bm25 latency)
         bm = per_query[f"{args.modes[0]}/bm25"]
         order = sorted(range(len(queries)), key=lambda i: bm[i])
-        picks = {"first": 0, "fastest": order[0], "median": order[len(order) // 2],
-                 "p95": order[min(len(order) - 1, int(len(order) * 0.95))], "slowest": order[-1]}
+        picks = {
+            "first": 0,
+            "fastest": order[0],
+            "median": order[len(order) // 2],
+            "p95": order[min(len(order) - 1, int(len(order) * 0.95))],
+            "slowest": order[-1],
+        }
         explains = []
         for label, i in picks.items():
             for col in ("raw", "ident"):
@@ -196,10 +225,14 @@ def run_size(args: Any, kind: str, size: int, queries: list[str]) -> dict[str, A
                 explains.append(e)
         out["explain"] = explains
         out["explain_summary"] = {
-            col: {"median_custom_ms": percentile([e["execution_ms"] for e in explains
-                                                  if e["col"] == col], 50),
-                  "median_generic_ms": percentile([e["generic_execution_ms"] for e in explains
-                                                   if e["col"] == col], 50)}
+            col: {
+                "median_custom_ms": percentile(
+                    [e["execution_ms"] for e in explains if e["col"] == col], 50
+                ),
+                "median_generic_ms": percentile(
+                    [e["generic_execution_ms"] for e in explains if e["col"] == col], 50
+                ),
+            }
             for col in ("raw", "ident")
         }
         sizes = conn.execute(
@@ -216,11 +249,18 @@ def main() -> None:
     p = base_parser(__doc__ or "")
     p.add_argument("--sizes", default="3000,100000")
     p.add_argument("--queries", type=int, default=300, help="queries per policy (default 300)")
-    p.add_argument("--corpus", choices=("synthetic", "cosqa", "both"), default="cosqa",
-                   help="cosqa (real queries; synthetic when absent), synthetic, both")
-    p.add_argument("--modes", default="prepared,unprepared",
-                   help="prepared (long-lived connection, psycopg default), unprepared "
-                        "(every statement planned with its values, like a one-shot CLI process)")
+    p.add_argument(
+        "--corpus",
+        choices=("synthetic", "cosqa", "both"),
+        default="cosqa",
+        help="cosqa (real queries; synthetic when absent), synthetic, both",
+    )
+    p.add_argument(
+        "--modes",
+        default="prepared,unprepared",
+        help="prepared (long-lived connection, psycopg default), unprepared "
+        "(every statement planned with its values, like a one-shot CLI process)",
+    )
     args = p.parse_args()
     args.modes = args.modes.split(",")
     if args.quick:
@@ -228,8 +268,10 @@ def main() -> None:
     sizes = [int(s) for s in args.sizes.split(",")]
     kinds = ["synthetic", "cosqa"] if args.corpus == "both" else [args.corpus]
     if "cosqa" in kinds and not corpus.cosqa_available():
-        print("cosqa data not found; using the synthetic corpus and generated queries",
-              file=sys.stderr)
+        print(
+            "cosqa data not found; using the synthetic corpus and generated queries",
+            file=sys.stderr,
+        )
         kinds = ["synthetic"]
     results = []
     for kind in dict.fromkeys(kinds):
@@ -242,31 +284,94 @@ def main() -> None:
         target = target_for(r["size"])
         for key, s in r["policies"].items():
             mode, policy = key.split("/")
-            rows.append([r["corpus"], r["size"], mode, policy, s["n"], s["p50_ms"], s["p95_ms"],
-                         s["max_ms"], s["mean_ms"], s["client_cpu_ms_per_query"],
-                         "" if s["server_cpu_ms_per_query"] is None
-                         else s["server_cpu_ms_per_query"],
-                         f"≤ {target:g} ms" if target else "–",
-                         ("yes" if s["p50_ms"] <= target else "no") if target else "–",
-                         round(r["load_avg"], 1)])
+            rows.append(
+                [
+                    r["corpus"],
+                    r["size"],
+                    mode,
+                    policy,
+                    s["n"],
+                    s["p50_ms"],
+                    s["p95_ms"],
+                    s["max_ms"],
+                    s["mean_ms"],
+                    s["client_cpu_ms_per_query"],
+                    "" if s["server_cpu_ms_per_query"] is None else s["server_cpu_ms_per_query"],
+                    f"≤ {target:g} ms" if target else "–",
+                    ("yes" if s["p50_ms"] <= target else "no") if target else "–",
+                    round(r["load_avg"], 1),
+                ]
+            )
     print(f"\n### Query latency, limit={LIMIT}, rank_snapshot on an open connection\n")
-    print(markdown_table(["corpus", "docs", "statements", "policy", "queries", "p50 ms",
-                          "p95 ms", "max ms",
-                          "mean ms", "client CPU ms/q", "server CPU ms/q", "target p50", "met",
-                          "load avg"], rows))
+    print(
+        markdown_table(
+            [
+                "corpus",
+                "docs",
+                "statements",
+                "policy",
+                "queries",
+                "p50 ms",
+                "p95 ms",
+                "max ms",
+                "mean ms",
+                "client CPU ms/q",
+                "server CPU ms/q",
+                "target p50",
+                "met",
+                "load avg",
+            ],
+            rows,
+        )
+    )
     erows = []
     for r in results:
         for e in r["explain"]:
-            erows.append([r["corpus"], r["size"], e["pick"], e["col"], len(e["lexemes"]),
-                          e["sum_df"], e["execution_ms"], e["generic_execution_ms"],
-                          e["bm25_call_ms"], e["query"][:48]])
-    print("\n### EXPLAIN ANALYZE of sql/rank.sql (limit 100): custom plan (one-shot) and "
-          "generic plan (prepared)\n")
-    print(markdown_table(["corpus", "docs", "query pick", "col", "lexemes", "Σ df",
-                          "custom plan ms", "generic plan ms", f"bm25 call ms ({args.modes[0]})",
-                          "query"], erows))
-    write_results("query", {"server": server_info(args.dsn), "limit": LIMIT,
-                            "targets_p50_ms": TARGET_P50_MS, "results": results}, args.out)
+            erows.append(
+                [
+                    r["corpus"],
+                    r["size"],
+                    e["pick"],
+                    e["col"],
+                    len(e["lexemes"]),
+                    e["sum_df"],
+                    e["execution_ms"],
+                    e["generic_execution_ms"],
+                    e["bm25_call_ms"],
+                    e["query"][:48],
+                ]
+            )
+    print(
+        "\n### EXPLAIN ANALYZE of sql/rank.sql (limit 100): custom plan (one-shot) and "
+        "generic plan (prepared)\n"
+    )
+    print(
+        markdown_table(
+            [
+                "corpus",
+                "docs",
+                "query pick",
+                "col",
+                "lexemes",
+                "Σ df",
+                "custom plan ms",
+                "generic plan ms",
+                f"bm25 call ms ({args.modes[0]})",
+                "query",
+            ],
+            erows,
+        )
+    )
+    write_results(
+        "query",
+        {
+            "server": server_info(args.dsn),
+            "limit": LIMIT,
+            "targets_p50_ms": TARGET_P50_MS,
+            "results": results,
+        },
+        args.out,
+    )
 
 
 if __name__ == "__main__":

@@ -34,8 +34,11 @@ if str(BENCH_DIR) not in sys.path:
 
 def base_parser(description: str) -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=description)
-    p.add_argument("--dsn", default=os.environ.get("RIIDO_BENCH_DSN", DEFAULT_DSN),
-                   help=f"server to create the benchmark database on (default {DEFAULT_DSN})")
+    p.add_argument(
+        "--dsn",
+        default=os.environ.get("RIIDO_BENCH_DSN", DEFAULT_DSN),
+        help=f"server to create the benchmark database on (default {DEFAULT_DSN})",
+    )
     p.add_argument("--quick", action="store_true", help="a small smoke run")
     p.add_argument("--keep", action="store_true", help="do not drop the benchmark database")
     p.add_argument("--out", type=Path, default=None, help="JSON result file (default bench/out/)")
@@ -102,8 +105,15 @@ def server_info(dsn: str) -> dict[str, Any]:
     with psycopg.connect(dsn, autocommit=True) as conn:
         settings = {
             name: conn.execute(f"SHOW {name}").fetchone()[0]
-            for name in ("server_version", "shared_buffers", "work_mem", "synchronous_commit",
-                         "max_wal_size", "max_parallel_workers_per_gather", "jit")
+            for name in (
+                "server_version",
+                "shared_buffers",
+                "work_mem",
+                "synchronous_commit",
+                "max_wal_size",
+                "max_parallel_workers_per_gather",
+                "jit",
+            )
         }
     return settings
 
@@ -158,8 +168,10 @@ def markdown_table(headers: Sequence[str], rows: Sequence[Sequence[Any]]) -> str
     def numeric(i: int) -> bool:
         return bool(rows) and all(isinstance(r[i], int | float) or r[i] == "" for r in rows)
 
-    lines = ["| " + " | ".join(headers) + " |",
-             "|" + "|".join("---:" if numeric(i) else "---" for i in range(len(headers))) + "|"]
+    lines = [
+        "| " + " | ".join(headers) + " |",
+        "|" + "|".join("---:" if numeric(i) else "---" for i in range(len(headers))) + "|",
+    ]
     lines += ["| " + " | ".join(fmt(v) for v in row) + " |" for row in rows]
     return "\n".join(lines)
 
@@ -226,13 +238,19 @@ class CpuClock:
         self._last = self._now()
 
     def _now(self) -> tuple[float, float, float | None]:
-        return (time.perf_counter(), time.process_time(),
-                proc_cpu_seconds(self.pid) if self.pid else None)
+        return (
+            time.perf_counter(),
+            time.process_time(),
+            proc_cpu_seconds(self.pid) if self.pid else None,
+        )
 
     def lap(self, name: str) -> None:
         now = self._now()
-        w, c, s = (now[0] - self._last[0], now[1] - self._last[1],
-                   None if now[2] is None or self._last[2] is None else now[2] - self._last[2])
+        w, c, s = (
+            now[0] - self._last[0],
+            now[1] - self._last[1],
+            None if now[2] is None or self._last[2] is None else now[2] - self._last[2],
+        )
         self.wall[name] = self.wall.get(name, 0.0) + w
         self.client_cpu[name] = self.client_cpu.get(name, 0.0) + c
         prev = self.server_cpu.get(name, 0.0)
@@ -241,10 +259,16 @@ class CpuClock:
 
     def totals(self) -> dict[str, float | None]:
         scpu = list(self.server_cpu.values())
-        return {"wall_s": sum(self.wall.values()), "client_cpu_s": sum(self.client_cpu.values()),
-                "server_cpu_s": None if any(v is None for v in scpu) else sum(scpu)}  # type: ignore[arg-type]
+        return {
+            "wall_s": sum(self.wall.values()),
+            "client_cpu_s": sum(self.client_cpu.values()),
+            "server_cpu_s": None if any(v is None for v in scpu) else sum(scpu),
+        }  # type: ignore[arg-type]
 
     def as_dict(self) -> dict[str, Any]:
-        return {"wall_s": self.wall, "client_cpu_s": self.client_cpu,
-                "server_cpu_s": self.server_cpu,
-                **{f"total_{k}": v for k, v in self.totals().items()}}
+        return {
+            "wall_s": self.wall,
+            "client_cpu_s": self.client_cpu,
+            "server_cpu_s": self.server_cpu,
+            **{f"total_{k}": v for k, v in self.totals().items()},
+        }

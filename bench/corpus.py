@@ -91,12 +91,46 @@ lower short long fast slow safe unsafe
 
 ACRONYMS = "HTTP URL JSON XML ID IO API SQL TCP UDP UTF8 CSV HTML DB OS UI".split()
 
-PY_KEYWORDS = ("if", "elif", "else", "for", "while", "return", "raise", "try", "except",
-               "with", "yield", "lambda", "not", "and", "or", "in", "is", "None", "True",
-               "False", "self", "assert", "break", "continue", "pass")
+PY_KEYWORDS = (
+    "if",
+    "elif",
+    "else",
+    "for",
+    "while",
+    "return",
+    "raise",
+    "try",
+    "except",
+    "with",
+    "yield",
+    "lambda",
+    "not",
+    "and",
+    "or",
+    "in",
+    "is",
+    "None",
+    "True",
+    "False",
+    "self",
+    "assert",
+    "break",
+    "continue",
+    "pass",
+)
 
-ERRORS = ("ValueError", "KeyError", "TypeError", "RuntimeError", "IOError", "OSError",
-          "IndexError", "NotImplementedError", "TimeoutError", "PermissionError")
+ERRORS = (
+    "ValueError",
+    "KeyError",
+    "TypeError",
+    "RuntimeError",
+    "IOError",
+    "OSError",
+    "IndexError",
+    "NotImplementedError",
+    "TimeoutError",
+    "PermissionError",
+)
 
 DOC_TEMPLATES = (
     "{Verb} the {adj} {noun} of the {noun2}.",
@@ -165,9 +199,31 @@ class _Vocab:
         self.cum = list(itertools.accumulate(weights))
         self.total = self.cum[-1]
         # simple words (local variables, params): Zipf over nouns and short names
-        self.locals = [*("x", "i", "n", "s", "k", "v", "ok", "err", "buf", "res", "tmp",
-                         "idx", "ctx", "cfg", "obj", "val", "out", "data", "item", "line"),
-                       *(n for n in NOUNS if "_" not in n)]
+        self.locals = [
+            *(
+                "x",
+                "i",
+                "n",
+                "s",
+                "k",
+                "v",
+                "ok",
+                "err",
+                "buf",
+                "res",
+                "tmp",
+                "idx",
+                "ctx",
+                "cfg",
+                "obj",
+                "val",
+                "out",
+                "data",
+                "item",
+                "line",
+            ),
+            *(n for n in NOUNS if "_" not in n),
+        ]
         lw = [1.0 / (r + 1) ** 0.9 for r in range(len(self.locals))]
         self.lcum = list(itertools.accumulate(lw))
 
@@ -195,8 +251,13 @@ def _sentence(rng: random.Random, template: str) -> str:
     verb, verb2 = rng.choice(VERBS), rng.choice(VERBS)
     nouns = [rng.choice(NOUNS).replace("_", " ") for _ in range(3)]
     return template.format(
-        verb=verb, Verb=verb.capitalize(), verb2=verb2, adj=rng.choice(ADJECTIVES),
-        noun=nouns[0], noun2=nouns[1], noun3=nouns[2],
+        verb=verb,
+        Verb=verb.capitalize(),
+        verb2=verb2,
+        adj=rng.choice(ADJECTIVES),
+        noun=nouns[0],
+        noun2=nouns[1],
+        noun3=nouns[2],
     )
 
 
@@ -248,8 +309,10 @@ def _py_function(rng: random.Random, v: _Vocab, target: int) -> str:
         lines.append("    Args:")
         for p in params[:3]:
             if p != "self":
-                lines.append(f"        {p.split('=')[0]}: the {rng.choice(ADJECTIVES)} "
-                             f"{rng.choice(NOUNS).replace('_', ' ')}.")
+                lines.append(
+                    f"        {p.split('=')[0]}: the {rng.choice(ADJECTIVES)} "
+                    f"{rng.choice(NOUNS).replace('_', ' ')}."
+                )
     lines.append('    """')
     depth = 1
     while sum(len(x) + 1 for x in lines) < target:
@@ -258,7 +321,11 @@ def _py_function(rng: random.Random, v: _Vocab, target: int) -> str:
         if r < 0.35:
             lines.append(f"{ind}{v.local(rng)} = {_expr(rng, v, 'py')}")
         elif r < 0.50 and depth < 3:
-            lines.append(f"{ind}if {v.local(rng)} {rng.choice(('is None', '== 0', '', 'in ' + v.local(rng)))}:".replace(" :", ":"))
+            lines.append(
+                f"{ind}if {v.local(rng)} {rng.choice(('is None', '== 0', '', 'in ' + v.local(rng)))}:".replace(
+                    " :", ":"
+                )
+            )
             depth += 1
         elif r < 0.60 and depth < 3:
             lines.append(f"{ind}for {v.local(rng)} in {_expr(rng, v, 'py')}:")
@@ -282,21 +349,29 @@ def _c_like_function(rng: random.Random, v: _Vocab, target: int, lang: str) -> s
     if lang == "go":
         name = name[:1].upper() + name[1:] if rng.random() < 0.5 else name
         recv = f"({v.local(rng)[:1]} *{_cap(_camel(v.ident(rng)))}) " if rng.random() < 0.5 else ""
-        params = ", ".join(f"{v.local(rng)} {rng.choice(('string', 'int', '[]byte', 'error', 'bool', '*Config'))}"
-                           for _ in range(rng.randint(0, 3)))
+        params = ", ".join(
+            f"{v.local(rng)} {rng.choice(('string', 'int', '[]byte', 'error', 'bool', '*Config'))}"
+            for _ in range(rng.randint(0, 3))
+        )
         head = f"func {recv}{name}({params}) ({rng.choice(('string', 'int', '*' + _cap(_camel(v.ident(rng)))))}, error) {{"
         doc = f"// {name} {_sentence(rng, rng.choice(DOC_TEMPLATES)).lower()}"
         decl, ret = ":=", "return {e}, nil"
     elif lang == "js":
         params = ", ".join(v.local(rng) for _ in range(rng.randint(0, 3)))
-        head = f"{rng.choice(('async function', 'function', 'export function'))} {name}({params}) {{"
+        head = (
+            f"{rng.choice(('async function', 'function', 'export function'))} {name}({params}) {{"
+        )
         doc = f"/**\n * {_sentence(rng, rng.choice(DOC_TEMPLATES))}\n */"
         decl, ret = "=", "return {e};"
     else:  # java
-        params = ", ".join(f"{rng.choice(('String', 'int', 'long', 'List<String>', 'Map<String, Object>'))} {v.local(rng)}"
-                           for _ in range(rng.randint(0, 3)))
-        head = (f"{rng.choice(('public', 'private', 'protected'))} {rng.choice(('static ', ''))}"
-                f"{rng.choice(('String', 'void', 'boolean', 'int', _cap(_camel(v.ident(rng)))))} {name}({params}) {{")
+        params = ", ".join(
+            f"{rng.choice(('String', 'int', 'long', 'List<String>', 'Map<String, Object>'))} {v.local(rng)}"
+            for _ in range(rng.randint(0, 3))
+        )
+        head = (
+            f"{rng.choice(('public', 'private', 'protected'))} {rng.choice(('static ', ''))}"
+            f"{rng.choice(('String', 'void', 'boolean', 'int', _cap(_camel(v.ident(rng)))))} {name}({params}) {{"
+        )
         doc = f"/** {_sentence(rng, rng.choice(DOC_TEMPLATES))} */"
         decl, ret = "=", "return {e};"
     lines = [doc, head]
@@ -313,9 +388,13 @@ def _c_like_function(rng: random.Random, v: _Vocab, target: int, lang: str) -> s
             lines.append(f"{ind}if {cond} {{" if lang == "go" else f"{ind}if ({cond}) {{")
             depth += 1
         elif r < 0.63 and depth < 3:
-            loop = (f"for _, {v.local(rng)} := range {v.local(rng)} {{" if lang == "go"
-                    else f"for (const {v.local(rng)} of {v.local(rng)}) {{" if lang == "js"
-                    else f"for (String {v.local(rng)} : {v.local(rng)}) {{")
+            loop = (
+                f"for _, {v.local(rng)} := range {v.local(rng)} {{"
+                if lang == "go"
+                else f"for (const {v.local(rng)} of {v.local(rng)}) {{"
+                if lang == "js"
+                else f"for (String {v.local(rng)} : {v.local(rng)}) {{"
+            )
             lines.append(ind + loop)
             depth += 1
         elif r < 0.72 and depth > 1:
@@ -432,7 +511,9 @@ def _main() -> None:
     import statistics
     import time
 
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--kind", choices=("synthetic", "cosqa"), default="synthetic")
     p.add_argument("--count", type=int, default=5)
     p.add_argument("--seed", type=int, default=0)
@@ -443,8 +524,10 @@ def _main() -> None:
     docs = documents(args.kind, args.count, args.seed)
     elapsed = time.perf_counter() - t
     sizes = [len(d.text.encode()) for d in docs]
-    print(f"{len(docs)} {args.kind} documents in {elapsed:.2f} s; bytes min {min(sizes)} "
-          f"median {statistics.median(sizes):.0f} max {max(sizes)}")
+    print(
+        f"{len(docs)} {args.kind} documents in {elapsed:.2f} s; bytes min {min(sizes)} "
+        f"median {statistics.median(sizes):.0f} max {max(sizes)}"
+    )
     if args.show:
         for d in docs:
             print(f"--- {d.id}\n{d.text}")

@@ -84,8 +84,16 @@ VARIANTS: dict[str, set[str]] = {
     "parallel": {"inline", "parallel"},
     "original+once+mem+presorted": {"original", "once", "mem", "presorted"},
 }
-DEFAULT_VARIANTS = ("original", "original+once", "original+once+mem", "current", "current+mem",
-                    "current+inline", "current+inline+pipeline", "parallel")
+DEFAULT_VARIANTS = (
+    "original",
+    "original+once",
+    "original+once+mem",
+    "current",
+    "current+mem",
+    "current+inline",
+    "current+inline+pipeline",
+    "parallel",
+)
 
 # The loader SQL as first shipped (commit 3dc8455), kept here so the "before" numbers
 # stay reproducible after sql/ changed.
@@ -196,7 +204,7 @@ Row = tuple[int, str, str, str]
 
 def _chunks(ordered: Sequence[Any], size: int, split: Callable[[str], str]) -> Iterator[list[Row]]:
     for lo in range(0, len(ordered), size):
-        yield [(i, d.id, d.text, split(d.text)) for i, d in enumerate(ordered[lo:lo + size], lo)]
+        yield [(i, d.id, d.text, split(d.text)) for i, d in enumerate(ordered[lo : lo + size], lo)]
 
 
 def _threaded(gen: Iterator[Any], depth: int = 2) -> Iterator[Any]:
@@ -213,8 +221,14 @@ def _threaded(gen: Iterator[Any], depth: int = 2) -> Iterator[Any]:
         yield item
 
 
-def write_variant(conn: Any, snapshot_id: str, docs: Sequence[Any], opts: set[str],
-                  clock: CpuClock, chunk: int = 5_000) -> None:
+def write_variant(
+    conn: Any,
+    snapshot_id: str,
+    docs: Sequence[Any],
+    opts: set[str],
+    clock: CpuClock,
+    chunk: int = 5_000,
+) -> None:
     """A copy of riido_pg.store.write_documents with switches (no error diagnosis)."""
     from psycopg import sql
 
@@ -228,8 +242,10 @@ def write_variant(conn: Any, snapshot_id: str, docs: Sequence[Any], opts: set[st
         conn.execute("SET LOCAL work_mem = '256MB'")
     ordered = sorted(docs, key=lambda d: d.id)
     clock.lap("python sort")
-    conn.execute("CREATE TEMP TABLE IF NOT EXISTS riido_stage "
-                 "(doc_ord int, doc_id text, body text, ident text) ON COMMIT DROP")
+    conn.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS riido_stage "
+        "(doc_ord int, doc_id text, body text, ident text) ON COMMIT DROP"
+    )
     insert = _insert_sql(opts)
     if "parallel" in opts:
         # parallel workers cannot read temporary tables: stage in an UNLOGGED table
@@ -237,28 +253,37 @@ def write_variant(conn: Any, snapshot_id: str, docs: Sequence[Any], opts: set[st
         # a parallel CREATE TABLE AS, then insert the rows serially.
         rows_all = [(i, d.id, d.text, split(d.text)) for i, d in enumerate(ordered)]
         clock.lap("python split")
-        conn.execute("CREATE UNLOGGED TABLE riido.bench_stage "
-                     "(doc_ord int, doc_id text, body text, ident text)")
+        conn.execute(
+            "CREATE UNLOGGED TABLE riido.bench_stage "
+            "(doc_ord int, doc_id text, body text, ident text)"
+        )
         copy = "COPY riido.bench_stage (doc_ord, doc_id, body, ident) FROM STDIN"
         with conn.cursor().copy(copy) as cp:
             for r in rows_all:
                 cp.write_row(r)
         clock.lap("COPY")
-        for setting in ("max_parallel_workers_per_gather = 2", "parallel_setup_cost = 0",
-                        "parallel_tuple_cost = 0", "min_parallel_table_scan_size = 0"):
+        for setting in (
+            "max_parallel_workers_per_gather = 2",
+            "parallel_setup_cost = 0",
+            "parallel_tuple_cost = 0",
+            "min_parallel_table_scan_size = 0",
+        ):
             conn.execute(f"SET LOCAL {setting}")
         conn.execute(
             "CREATE TEMP TABLE riido_tsv ON COMMIT DROP AS "
             "SELECT doc_ord, doc_id, body, to_tsvector(%(text_config)s::regconfig, body) AS raw, "
             "to_tsvector(%(text_config)s::regconfig, ident) AS ident FROM riido.bench_stage",
-            params)
+            params,
+        )
         clock.lap("to_tsvector (parallel CTAS)")
         conn.execute(
             "INSERT INTO riido.documents (snapshot_id, doc_ord, doc_id, body, tsv_raw, tsv_ident,"
             " len_raw, len_ident) SELECT %(snapshot_id)s, doc_ord, doc_id, body, raw, ident,"
             " (SELECT coalesce(sum(cardinality(u.positions)), 0) FROM unnest(raw) AS u)::int,"
             " (SELECT coalesce(sum(cardinality(u.positions)), 0) FROM unnest(ident) AS u)::int"
-            " FROM riido_tsv", params)
+            " FROM riido_tsv",
+            params,
+        )
         conn.execute("DROP TABLE riido.bench_stage")
         clock.lap("insert documents (to_tsvector)")
     elif "pipeline" in opts:
@@ -306,7 +331,8 @@ def run_variant(dsn: str, docs: Sequence[Any], opts: set[str]) -> dict[str, Any]
         conn.execute(
             "INSERT INTO riido.snapshots (snapshot_id, text_config, state, document_count, "
             "content_digest, k1, b) VALUES ('v', 'english', 'loading', %s, %s, 1.2, 0.75)",
-            (len(checked), digest))
+            (len(checked), digest),
+        )
         write_variant(conn, "v", checked, opts, clock)
         conn.execute("UPDATE riido.snapshots SET state = 'ready' WHERE snapshot_id = 'v'")
     clock.lap("commit")
@@ -386,10 +412,13 @@ def main() -> None:
                 if rep == 0 and not args.no_check:
                     r["check"] = check_equal(dsn, docs)
             r["load_avg"] = os.getloadavg()[0]
-            print(f"{name:22s} rep {rep}: {r['seconds']:.2f} s  {r['docs_per_s']:,.0f} docs/s",
-                  file=sys.stderr)
+            print(
+                f"{name:22s} rep {rep}: {r['seconds']:.2f} s  {r['docs_per_s']:,.0f} docs/s",
+                file=sys.stderr,
+            )
             results.setdefault(name, []).append(r)
     best = {n: min(rs, key=lambda r: r["seconds"]) for n, rs in results.items()}
+
     # CPU seconds are what the neighbours' load does not change: take the median run's
     def med(rs: list[dict[str, Any]], key: str) -> float:
         vals = sorted(r[key] for r in rs if r.get(key) is not None)
@@ -404,22 +433,45 @@ def main() -> None:
         base_wall = base_wall or best[n]["seconds"]
         partial = "parallel" in VARIANTS[n]  # the workers' CPU is not counted
         star = "*" if partial else ""
-        rows.append([n, round(best[n]["seconds"], 2), round(best[n]["docs_per_s"]),
-                     f"{base_wall / best[n]['seconds']:.2f}×",
-                     round(med(rs, "total_client_cpu_s"), 2),
-                     f"{med(rs, 'total_server_cpu_s'):.2f}{star}",
-                     f"{cpu:.2f}{star}", "–" if partial else round(args.size / cpu),
-                     "–" if partial else f"{base_cpu / cpu:.2f}×"])
-    print(f"\n### Load pipeline variants, {args.size:,} {args.corpus} documents "
-          f"({args.repeat} runs each; output checked equal to load_snapshot)\n")
-    print(markdown_table(["variant", "best wall s", "docs/s (wall)", "wall speed-up",
-                          "client CPU s", "server CPU s", "CPU s total", "docs per CPU-s",
-                          "CPU speed-up"], rows))
+        rows.append(
+            [
+                n,
+                round(best[n]["seconds"], 2),
+                round(best[n]["docs_per_s"]),
+                f"{base_wall / best[n]['seconds']:.2f}×",
+                round(med(rs, "total_client_cpu_s"), 2),
+                f"{med(rs, 'total_server_cpu_s'):.2f}{star}",
+                f"{cpu:.2f}{star}",
+                "–" if partial else round(args.size / cpu),
+                "–" if partial else f"{base_cpu / cpu:.2f}×",
+            ]
+        )
+    print(
+        f"\n### Load pipeline variants, {args.size:,} {args.corpus} documents "
+        f"({args.repeat} runs each; output checked equal to load_snapshot)\n"
+    )
+    print(
+        markdown_table(
+            [
+                "variant",
+                "best wall s",
+                "docs/s (wall)",
+                "wall speed-up",
+                "client CPU s",
+                "server CPU s",
+                "CPU s total",
+                "docs per CPU-s",
+                "CPU speed-up",
+            ],
+            rows,
+        )
+    )
     if any("parallel" in VARIANTS[n] for n in results):
         print("\n\\* leader backend only: the parallel workers' CPU is not counted")
     steps = list(dict.fromkeys(s for r in best.values() for s in r["wall_s"]))
     srows = []
     for n, r in best.items():
+
         def cell(r: dict[str, Any], s: str) -> str:
             cpu = (r["client_cpu_s"].get(s) or 0.0) + (r["server_cpu_s"].get(s) or 0.0)
             return f"{r['wall_s'].get(s, 0.0):.2f} / {cpu:.2f}"
@@ -427,11 +479,21 @@ def main() -> None:
         srows.append([n, *(cell(r, s) for s in steps)])
     print("\nper step, best run: wall s / CPU s (client + server backend)\n")
     print(markdown_table(["variant", *steps], srows))
-    print(f"\nidentifier splitting alone: as first shipped {split_s:.2f} s, "
-          f"shipped now {fast_s:.2f} s ({split_s / fast_s:.1f}×)")
-    write_results(f"load_variants_{args.corpus}_{args.size}{'_' + args.tag if args.tag else ''}", {
-        "size": args.size, "corpus": args.corpus, "runs": results,
-        "original_split_s": split_s, "split_identifiers_s": fast_s}, args.out)
+    print(
+        f"\nidentifier splitting alone: as first shipped {split_s:.2f} s, "
+        f"shipped now {fast_s:.2f} s ({split_s / fast_s:.1f}×)"
+    )
+    write_results(
+        f"load_variants_{args.corpus}_{args.size}{'_' + args.tag if args.tag else ''}",
+        {
+            "size": args.size,
+            "corpus": args.corpus,
+            "runs": results,
+            "original_split_s": split_s,
+            "split_identifiers_s": fast_s,
+        },
+        args.out,
+    )
 
 
 if __name__ == "__main__":

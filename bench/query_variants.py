@@ -97,8 +97,9 @@ def rank_variants() -> dict[str, str]:
     start = current.find("ranked AS (")
     end = current.find("\n)\n", start)
     if start < 0 or end < 0:
-        print("sql/rank.sql has no 'ranked' CTE any more; only 'current' is measured",
-              file=sys.stderr)
+        print(
+            "sql/rank.sql has no 'ranked' CTE any more; only 'current' is measured", file=sys.stderr
+        )
         return out
     head = current[: end + 2]
     out["join"] = head + _JOIN_SELECT
@@ -136,8 +137,9 @@ def statement_breakdown(conn: Any, snap: str, n: int, query: str) -> dict[str, f
 
     def explain(text: str, params: dict[str, Any]) -> float:
         rows = conn.execute("EXPLAIN (ANALYZE) " + text, params, prepare=False).fetchall()
-        return next(float(r[0].split(":")[1].split()[0]) for r in rows
-                    if r[0].startswith("Execution Time"))
+        return next(
+            float(r[0].split(":")[1].split()[0]) for r in rows if r[0].startswith("Execution Time")
+        )
 
     t = query_terms(conn, query, "english")
     out: dict[str, float] = {}
@@ -153,7 +155,8 @@ def statement_breakdown(conn: Any, snap: str, n: int, query: str) -> dict[str, f
         missing = [o for o in tops[other] if o not in set(tops[col])]
         out[f"scores.sql {col} ({len(missing)} ords)"] = explain(
             sql_text("scores"),
-            {"snapshot_id": snap, "col": col, "lexemes": lex, "doc_ords": missing})
+            {"snapshot_id": snap, "col": col, "lexemes": lex, "doc_ords": missing},
+        )
     return out
 
 
@@ -204,10 +207,12 @@ def main() -> None:
                 qconn.prepare_threshold = None if mode == "unprepared" else 5
                 with patched(text):
                     for policy in POLICIES:
+
                         def call(i: int, policy: str = policy, qconn: Any = qconn) -> Any:
                             h = hints[i] if policy == "external_hints_baseline_first" else None
-                            return rank_snapshot(qconn, "bench", queries[i], policy=policy,
-                                                 limit=LIMIT, hints=h)
+                            return rank_snapshot(
+                                qconn, "bench", queries[i], policy=policy, limit=LIMIT, hints=h
+                            )
 
                         for i in range(min(10, len(queries))):
                             call(i)
@@ -222,8 +227,11 @@ def main() -> None:
                                 mismatches += 1
                         s = summary_ms(times)
                         results[f"{mode}/{name}/{policy}"] = s
-                        print(f"{mode:10s} {name:8s} {policy:34s} p50 {s['p50_ms']:7.2f} ms "
-                              f"p95 {s['p95_ms']:7.2f} ms", file=sys.stderr)
+                        print(
+                            f"{mode:10s} {name:8s} {policy:34s} p50 {s['p50_ms']:7.2f} ms "
+                            f"p95 {s['p95_ms']:7.2f} ms",
+                            file=sys.stderr,
+                        )
                 qconn.close()
         # the full ranking (limit None, as eval uses it) must not get slower or differ
         full: dict[str, float] = {}
@@ -259,21 +267,39 @@ def main() -> None:
                 s = results[f"{mode}/{name}/{policy}"]
                 row += [s["p50_ms"], s["p95_ms"]]
             rows.append(row)
-    print(f"\n### rank.sql variants, {args.size:,} {kind} documents, {len(queries)} queries, "
-          f"limit {LIMIT} (results identical to current: {'yes' if mismatches == 0 else 'NO'})\n")
-    print(markdown_table(["statements", "policy",
-                          *(f"{n} {m}" for n in VARIANTS for m in ("p50 ms", "p95 ms"))], rows))
-    print("\nfull ranking (limit None, bm25, unprepared), median of 5 queries: "
-          + ", ".join(f"{n} {v:.1f} ms" for n, v in full.items()))
+    print(
+        f"\n### rank.sql variants, {args.size:,} {kind} documents, {len(queries)} queries, "
+        f"limit {LIMIT} (results identical to current: {'yes' if mismatches == 0 else 'NO'})\n"
+    )
+    print(
+        markdown_table(
+            ["statements", "policy", *(f"{n} {m}" for n in VARIANTS for m in ("p50 ms", "p95 ms"))],
+            rows,
+        )
+    )
+    print(
+        "\nfull ranking (limit None, bm25, unprepared), median of 5 queries: "
+        + ", ".join(f"{n} {v:.1f} ms" for n, v in full.items())
+    )
     for q, b in breakdown.items():
         print(f"\nEXPLAIN ANALYZE, custom plans, baseline-first statements for {q!r}:\n")
         print(markdown_table(["statement", "execution ms"], [[k, v] for k, v in b.items()]))
-    write_results("query_variants", {"size": args.size, "corpus": kind, "queries": len(queries),
-                                     "mismatches": mismatches, "results": results,
-                                     "full_ranking_ms": full,
-                                     "breakdown": breakdown, "load_avg": os.getloadavg()[0],
-                                     "variants_sql": VARIANTS, "settings": SETTINGS},
-                  args.out)
+    write_results(
+        "query_variants",
+        {
+            "size": args.size,
+            "corpus": kind,
+            "queries": len(queries),
+            "mismatches": mismatches,
+            "results": results,
+            "full_ranking_ms": full,
+            "breakdown": breakdown,
+            "load_avg": os.getloadavg()[0],
+            "variants_sql": VARIANTS,
+            "settings": SETTINGS,
+        },
+        args.out,
+    )
     if mismatches:
         raise SystemExit(1)
 

@@ -23,9 +23,7 @@ def run_migrations_online() -> None:
         target_metadata=metadata,
         version_table_schema=SCHEMA,
         include_schemas=True,
-        include_name=lambda name, type_, parent: (
-            name == SCHEMA if type_ == "schema" else True
-        ),
+        include_name=lambda name, type_, parent: name == SCHEMA if type_ == "schema" else True,
         transaction_per_migration=False,
     )
     with context.begin_transaction():

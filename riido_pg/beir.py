@@ -91,9 +91,7 @@ def _file(directory: Path, name: str) -> Path:
     path = directory / name
     if not path.is_file():
         what = "not a file" if path.exists() else "missing"
-        raise InvalidCorpus(
-            f"{path}: {what}; a BEIR directory needs {', '.join(FILES)}"
-        )
+        raise InvalidCorpus(f"{path}: {what}; a BEIR directory needs {', '.join(FILES)}")
     return path
 
 
@@ -163,15 +161,15 @@ def _repo(obj: dict[str, Any], where: str) -> str:
     if meta is None:
         return ""
     if not isinstance(meta, dict):
-        raise InvalidCorpus(f"{where}: \"metadata\" must be an object")
+        raise InvalidCorpus(f'{where}: "metadata" must be an object')
     repo = meta.get("repo")
     if repo is None:
         return ""
     if not isinstance(repo, str):
-        raise InvalidCorpus(f"{where}: \"metadata.repo\" must be a string")
+        raise InvalidCorpus(f'{where}: "metadata.repo" must be a string')
     problem = _text_problem(repo)
     if problem:
-        raise InvalidCorpus(f"{where}: \"metadata.repo\" {problem}")
+        raise InvalidCorpus(f'{where}: "metadata.repo" {problem}')
     return repo
 
 
@@ -216,7 +214,7 @@ def _read_queries(path: Path) -> list[tuple[str, str, str]]:
         where = f"{path}: line {lineno}"
         qid = obj.get("_id")
         if not isinstance(qid, str) or not qid:
-            raise InvalidCorpus(f"{where}: a question needs \"_id\", a non-empty string")
+            raise InvalidCorpus(f'{where}: a question needs "_id", a non-empty string')
         problem = _text_problem(qid)
         if problem:
             raise InvalidCorpus(f"{where}: question id {_short(qid)} {problem}")
@@ -229,7 +227,7 @@ def _read_queries(path: Path) -> list[tuple[str, str, str]]:
         first_line[qid] = lineno
         text = obj.get("text")
         if not isinstance(text, str):
-            raise InvalidCorpus(f"{where}: question {_short(qid)} needs \"text\", a string")
+            raise InvalidCorpus(f'{where}: question {_short(qid)} needs "text", a string')
         problem = _text_problem(text)
         if problem:
             raise InvalidCorpus(f"{where}: question {_short(qid)} text {problem}")
@@ -258,9 +256,7 @@ def _read_qrels(
             header_seen = True
             if len(fields) == 3 and _int(fields[2]) is None:
                 continue  # the header, whatever its column names
-            raise InvalidCorpus(
-                f"{where}: expected the header line {QRELS_HEADER!r} first"
-            )
+            raise InvalidCorpus(f"{where}: expected the header line {QRELS_HEADER!r} first")
         if len(fields) != 3:
             raise InvalidCorpus(
                 f"{where}: expected 3 tab-separated fields (query-id, corpus-id, score), "
@@ -273,9 +269,7 @@ def _read_qrels(
         if qid not in questions:
             raise InvalidCorpus(f"{where}: unknown question {_short(qid)} (not in queries.jsonl)")
         if doc_id not in documents:
-            raise InvalidCorpus(
-                f"{where}: unknown document {_short(doc_id)} (not in corpus.jsonl)"
-            )
+            raise InvalidCorpus(f"{where}: unknown document {_short(doc_id)} (not in corpus.jsonl)")
         if (qid, doc_id) in seen:
             raise InvalidCorpus(
                 f"{where}: duplicate qrel for question {_short(qid)} and document "
@@ -301,9 +295,7 @@ def read_beir(directory: Path) -> BeirCorpus:
     digest = corpus_sha256(directory)
     docs, doc_repos = _read_corpus(directory / CORPUS_FILE)
     queries = _read_queries(directory / QUERIES_FILE)
-    targets = _read_qrels(
-        directory / QRELS_FILE, {q[0] for q in queries}, {d.id for d in docs}
-    )
+    targets = _read_qrels(directory / QRELS_FILE, {q[0] for q in queries}, {d.id for d in docs})
     questions: list[Question] = []
     for qid, text, own_repo in queries:
         mine = tuple(targets.get(qid, ()))

@@ -11,7 +11,7 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -39,7 +39,7 @@ _register_eval(app)
 _state: dict[str, Any] = {"dsn": None, "debug": False}
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     json = "json"
     table = "table"
 
@@ -155,9 +155,12 @@ HintsFile = Annotated[
 ]
 PolicyOpt = Annotated[
     str | None,
-    typer.Option("--policy", help="bm25 (default), identifier_bm25, "
-                 "identifier_bm25_baseline_first, identifier_bm25_auxiliary_first, "
-                 "external_hints_baseline_first."),
+    typer.Option(
+        "--policy",
+        help="bm25 (default), identifier_bm25, "
+        "identifier_bm25_baseline_first, identifier_bm25_auxiliary_first, "
+        "external_hints_baseline_first.",
+    ),
 ]
 TextConfig = Annotated[
     str, typer.Option("--text-config", help="PostgreSQL text search configuration.")
@@ -219,7 +222,11 @@ def load(
         conn = _connect()
         with conn:
             result = load_snapshot(
-                conn, snapshot_id, docs, text_config=text_config, replace=replace,
+                conn,
+                snapshot_id,
+                docs,
+                text_config=text_config,
+                replace=replace,
                 progress=progress,
             )
     verb = {"created": "loaded", "replaced": "replaced", "unchanged": "unchanged:"}[result.action]
@@ -280,9 +287,8 @@ def query(
         _emit_json(ranking.to_dict())
         return
     from rich.console import Console
-    from rich.table import Table
-
     from rich.markup import escape
+    from rich.table import Table
     from rich.text import Text
 
     table = Table(title=escape(f"{ranking.snapshot_id} · {ranking.policy} · {ranking.status}"))
@@ -334,7 +340,10 @@ def snapshots_list(
         table.add_column(name, justify="right" if name == "documents" else "left")
     for s in snaps:
         table.add_row(
-            Text(s.snapshot_id), str(s.documents), s.text_config, s.state,
+            Text(s.snapshot_id),
+            str(s.documents),
+            s.text_config,
+            s.state,
             s.created_at.isoformat(timespec="seconds"),
         )
     Console(soft_wrap=True).print(table)
@@ -410,7 +419,9 @@ def db_stop() -> None:
     """Stop the embedded server (it starts again on the next command)."""
     from riido_pg.embedded import stop_embedded
 
-    typer.echo("stopped the embedded server" if stop_embedded() else "the embedded server is not running")
+    typer.echo(
+        "stopped the embedded server" if stop_embedded() else "the embedded server is not running"
+    )
 
 
 def _fail(message: str, code: int) -> NoReturn:

@@ -97,8 +97,11 @@ def eval_command(
     if beir_dir is not None and snapshot is not None:
         raise ConflictingOptions("give either a BEIR_DIR or --snapshot ID, not both")
     if beir_dir is not None and not beir_dir.is_dir():
-        hint = f"; to evaluate a stored corpus use --snapshot {beir_dir}" if not beir_dir.exists() \
+        hint = (
+            f"; to evaluate a stored corpus use --snapshot {beir_dir}"
+            if not beir_dir.exists()
             else ""
+        )
         what = "not a directory" if beir_dir.exists() else "no such directory"
         raise InvalidCorpus(f"{beir_dir}: {what} (expected a BEIR directory){hint}")
     from riido_pg.cli import _connect, _db_errors, _progress
@@ -112,7 +115,9 @@ def eval_command(
         with conn:
             if beir_dir is not None:
                 stored = store_corpus(
-                    conn, beir_dir, text_config=text_config or DEFAULT_TEXT_CONFIG,
+                    conn,
+                    beir_dir,
+                    text_config=text_config or DEFAULT_TEXT_CONFIG,
                     progress=progress,
                 )
                 snapshot_id = stored.snapshot_id
@@ -131,7 +136,11 @@ def eval_command(
                             f"{text_config} to store it with that configuration"
                         )
             result = evaluate(
-                conn, snapshot_id, policies=policies, progress=progress, run_dir=run_dir,
+                conn,
+                snapshot_id,
+                policies=policies,
+                progress=progress,
+                run_dir=run_dir,
                 run_depth=run_depth,
             )
     sys.stderr.write(note)  # after the progress bar is gone
@@ -192,10 +201,16 @@ def _print_table(result: Evaluation, data: dict[str, Any]) -> None:
         m = data["policies"][p]
         counts = versus.get(p)
         table.add_row(
-            p, f"{m['recall@1']:.4f}", f"{m['recall@10']:.4f}", f"{m['mrr']:.4f}",
+            p,
+            f"{m['recall@1']:.4f}",
+            f"{m['recall@10']:.4f}",
+            f"{m['mrr']:.4f}",
             f"{m['mean_first_target_rank']:.2f}",
-            *([str(counts[k]) for k in ("improved", "worsened", "unchanged")]
-              if counts is not None else (["-"] * 3 if p == BM25 else [""] * 3)),
+            *(
+                [str(counts[k]) for k in ("improved", "worsened", "unchanged")]
+                if counts is not None
+                else (["-"] * 3 if p == BM25 else [""] * 3)
+            ),
         )
     # Wide enough for the policy names when stdout is a file or a pipe.
     console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 120)
@@ -213,8 +228,12 @@ def _print_table(result: Evaluation, data: dict[str, Any]) -> None:
             for i, p in enumerate(result.policies):
                 m = per_repo[repo][p]
                 repo_table.add_row(
-                    repo if i == 0 else "", str(counts_by_repo[repo]) if i == 0 else "", p,
-                    f"{m['recall@1']:.4f}", f"{m['recall@10']:.4f}", f"{m['mrr']:.4f}",
+                    repo if i == 0 else "",
+                    str(counts_by_repo[repo]) if i == 0 else "",
+                    p,
+                    f"{m['recall@1']:.4f}",
+                    f"{m['recall@10']:.4f}",
+                    f"{m['mrr']:.4f}",
                     f"{m['mean_first_target_rank']:.2f}",
                     end_section=i == len(result.policies) - 1,
                 )
@@ -225,13 +244,18 @@ def _print_table(result: Evaluation, data: dict[str, Any]) -> None:
 def corpus_docproxy(
     out_dir: Annotated[
         Path,
-        typer.Argument(metavar="OUT_DIR", help="Directory to write the BEIR corpus into.",
-                       file_okay=False),
+        typer.Argument(
+            metavar="OUT_DIR", help="Directory to write the BEIR corpus into.", file_okay=False
+        ),
     ],
     cache_dir: Annotated[
         Path | None,
-        typer.Option("--cache-dir", help="Where the pinned sdists are cached.", file_okay=False,
-                     show_default=False),
+        typer.Option(
+            "--cache-dir",
+            help="Where the pinned sdists are cached.",
+            file_okay=False,
+            show_default=False,
+        ),
     ] = None,
 ) -> None:
     """Build the pinned documentation-proxy corpus (sqlalchemy, rich, click) as a BEIR dir."""

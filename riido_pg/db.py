@@ -51,7 +51,9 @@ def _timeout(name: str, default: int) -> int:
         raise DatabaseUnavailable(f"{name} must be a whole number of milliseconds") from exc
 
 
-def connect(dsn: str | None = None, *, migrate: bool = True) -> psycopg.Connection[tuple[object, ...]]:
+def connect(
+    dsn: str | None = None, *, migrate: bool = True
+) -> psycopg.Connection[tuple[object, ...]]:
     """Open an autocommit connection to the chosen server and check its schema.
 
     The embedded server is migrated automatically when ``migrate`` is true; a named
@@ -89,9 +91,7 @@ def connect(dsn: str | None = None, *, migrate: bool = True) -> psycopg.Connecti
 
 def check_schema(conn: psycopg.Connection[tuple[object, ...]]) -> None:
     """Raise :class:`SchemaMissing` unless the riido schema is at ``SCHEMA_REVISION``."""
-    row = conn.execute(
-        "SELECT to_regclass('riido.alembic_version') IS NOT NULL"
-    ).fetchone()
+    row = conn.execute("SELECT to_regclass('riido.alembic_version') IS NOT NULL").fetchone()
     found: str | None = None
     if row and row[0]:
         version = conn.execute("SELECT version_num FROM riido.alembic_version").fetchone()

@@ -32,8 +32,9 @@ Rules:
   whose body begins with a string literal (its docstring). ``_id`` is
   ``REPO:PATH:QUALNAME:LINE`` where PATH is the import path of the file
   (``sqlalchemy/orm/session.py``), QUALNAME is Python's ``__qualname__``
-  (``Session.add``, ``outer.<locals>.inner``) and LINE is the ``def`` line; ``metadata.repo`` is REPO. There is no ``title``:
-  a document is the function's source and nothing else (BEIR readers prepend a title).
+  (``Session.add``, ``outer.<locals>.inner``) and LINE is the ``def`` line;
+  ``metadata.repo`` is REPO. There is no ``title``: a document is the function's
+  source and nothing else (BEIR readers prepend a title).
 * Document text: the source lines from the first decorator (decorators are included)
   to the function's last line, with the docstring's lines removed, and also the
   docstrings of the functions nested in it (they are questions of their own and would
@@ -72,7 +73,7 @@ from typing import TypeAlias
 
 import platformdirs
 
-from riido_pg.errors import DownloadFailed, InvalidCorpus, RiidoError
+from riido_pg.errors import DownloadFailed, InvalidCorpus
 
 __all__ = [
     "PINS",

@@ -101,13 +101,13 @@ def check_query(query: object) -> str:
 
 def _document(obj: object, where: str) -> Document:
     if not isinstance(obj, dict):
-        raise InvalidInput(f"{where}: a document must be an object with \"id\" and \"text\"")
+        raise InvalidInput(f'{where}: a document must be an object with "id" and "text"')
     doc_id = obj.get("id")
     if doc_id is None:
-        raise InvalidInput(f"{where}: document has no \"id\"")
+        raise InvalidInput(f'{where}: document has no "id"')
     text = obj.get("text")
     if text is None and isinstance(doc_id, str):
-        raise InvalidInput(f"{where}: document {_describe(doc_id)} has no \"text\"")
+        raise InvalidInput(f'{where}: document {_describe(doc_id)} has no "text"')
     return check_document(doc_id, text, where)
 
 
@@ -121,7 +121,7 @@ def check_document(doc_id: object, text: object, where: str) -> Document:
     if len(doc_id.encode("utf-8")) > MAX_ID_BYTES:
         raise InvalidInput(f"{where}: document id is longer than {MAX_ID_BYTES} bytes")
     if text is None:
-        raise InvalidInput(f"{where}: document {_describe(doc_id)} has no \"text\"")
+        raise InvalidInput(f'{where}: document {_describe(doc_id)} has no "text"')
     if not isinstance(text, str):
         raise InvalidInput(f"{where}: document {_describe(doc_id)} text is not a string")
     problem = _utf8_problem(text)
@@ -183,12 +183,12 @@ def parse_request(data: bytes, where: str = "stdin") -> HintsRequest:
         raise InvalidInput(f"{where}: expected a JSON object with snapshot_id, query, documents")
     for key in ("snapshot_id", "query", "documents"):
         if key not in obj:
-            raise InvalidInput(f"{where}: missing \"{key}\"")
+            raise InvalidInput(f'{where}: missing "{key}"')
     snapshot_id = check_snapshot_id(obj["snapshot_id"])
     query = check_query(obj["query"])
     raw_docs = obj["documents"]
     if not isinstance(raw_docs, list):
-        raise InvalidInput(f"{where}: \"documents\" must be a list")
+        raise InvalidInput(f'{where}: "documents" must be a list')
     if len(raw_docs) > MAX_DOCUMENTS_PER_REQUEST:
         raise InvalidInput(
             f"{where}: {len(raw_docs)} documents; the limit is {MAX_DOCUMENTS_PER_REQUEST}"
@@ -229,7 +229,7 @@ def _json_documents(path: Path) -> list[Document]:
     where = str(path)
     obj = _loads(_decode(path.read_bytes(), where), where)
     if not isinstance(obj, dict) or not isinstance(obj.get("documents"), list):
-        raise InvalidInput(f"{where}: expected a JSON object with a \"documents\" list")
+        raise InvalidInput(f'{where}: expected a JSON object with a "documents" list')
     return validate_documents(
         (_document(d, f"{where}: documents[{i}]") for i, d in enumerate(obj["documents"])),
         where=where,

@@ -123,8 +123,17 @@ def stop_embedded() -> bool:
                 _clear_stale(pgdata, None)
             return False
         code, output = _run_as_server(
-            [_bin("pg_ctl"), "-D", str(pgdata), "-w", "-t", str(PG_CTL_WAIT_S), "-m", "fast",
-             "stop"],
+            [
+                _bin("pg_ctl"),
+                "-D",
+                str(pgdata),
+                "-w",
+                "-t",
+                str(PG_CTL_WAIT_S),
+                "-m",
+                "fast",
+                "stop",
+            ],
             cwd=home,
             timeout=PG_CTL_WAIT_S + 30,
         )
@@ -433,8 +442,17 @@ def _initdb(home: Path, pgdata: Path) -> None:
     _grant_server_access(staging)
     try:
         code, output = _run_as_server(
-            [_bin("initdb"), "-D", str(staging), "--auth=trust", "--auth-local=trust",
-             "--encoding=utf8", "-U", "postgres", "--no-instructions"],
+            [
+                _bin("initdb"),
+                "-D",
+                str(staging),
+                "--auth=trust",
+                "--auth-local=trust",
+                "--encoding=utf8",
+                "-U",
+                "postgres",
+                "--no-instructions",
+            ],
             cwd=home,
             timeout=INITDB_TIMEOUT_S,
         )
@@ -461,8 +479,19 @@ def _start_server(home: Path, pgdata: Path) -> _PidFile:
         _wait_for_leftovers(pgdata)
         offset = _size(log)
         code, out = _run_as_server(
-            [_bin("pg_ctl"), "-D", str(pgdata), "-w", "-t", str(PG_CTL_WAIT_S), "-l", str(log),
-             "-o", options, "start"],
+            [
+                _bin("pg_ctl"),
+                "-D",
+                str(pgdata),
+                "-w",
+                "-t",
+                str(PG_CTL_WAIT_S),
+                "-l",
+                str(log),
+                "-o",
+                options,
+                "start",
+            ],
             cwd=home,
             timeout=PG_CTL_WAIT_S + 30,
         )
@@ -640,9 +669,10 @@ def _server_account() -> _Account | None:
 
         try:
             subprocess.run(
-                ["useradd", "--system", "--no-create-home", "-s", "/usr/sbin/nologin",
-                 SERVER_USER],
-                check=True, capture_output=True, timeout=60,
+                ["useradd", "--system", "--no-create-home", "-s", "/usr/sbin/nologin", SERVER_USER],
+                check=True,
+                capture_output=True,
+                timeout=60,
             )
             entry = pwd.getpwnam(SERVER_USER)
         except (OSError, subprocess.SubprocessError, KeyError) as exc:
@@ -702,8 +732,14 @@ def _run_as_server(args: list[str], *, cwd: Path, timeout: float) -> tuple[int, 
     with tempfile.TemporaryFile() as out:
         try:
             proc = subprocess.run(
-                args, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-                cwd=cwd, timeout=timeout, check=False, **kwargs,
+                args,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=cwd,
+                timeout=timeout,
+                check=False,
+                **kwargs,
             )
             code = proc.returncode
         except subprocess.TimeoutExpired:
@@ -806,6 +842,4 @@ def _failure(home: Path, pgdata: Path, what: str, output: str) -> str:
             f"{what}: an old server still holds it ({problem}); stop that server's postgres "
             "processes, then run again"
         )
-    return (
-        f"{what} ({problem}); see {pgdata / 'log'}, or pass --dsn to use another server"
-    )
+    return f"{what} ({problem}); see {pgdata / 'log'}, or pass --dsn to use another server"

@@ -159,9 +159,7 @@ def _write_questions(conn: Conn, snapshot_id: str, corpus: BeirCorpus) -> None:
     with cur.copy("COPY riido.questions (snapshot_id, question_id, text, repo) FROM STDIN") as cp:
         for q in corpus.questions:
             cp.write_row((snapshot_id, q.id, q.text, q.repo))
-    with cur.copy(
-        "COPY riido.targets (snapshot_id, question_id, doc_id, score) FROM STDIN"
-    ) as cp:
+    with cur.copy("COPY riido.targets (snapshot_id, question_id, doc_id, score) FROM STDIN") as cp:
         for q in corpus.questions:
             for doc_id, score in q.targets:
                 cp.write_row((snapshot_id, q.id, doc_id, score))
@@ -454,10 +452,12 @@ class _RunWriter:
 
     def write(self, policy: str, qid: str, order: Sequence[int]) -> None:
         ids, n = self.doc_ids, len(self.doc_ids)
-        self.files[policy][0].write("".join(
-            f"{qid} Q0 {ids[d]} {rank} {n - rank + 1} {policy}\n"
-            for rank, d in enumerate(order, start=1)
-        ))
+        self.files[policy][0].write(
+            "".join(
+                f"{qid} Q0 {ids[d]} {rank} {n - rank + 1} {policy}\n"
+                for rank, d in enumerate(order, start=1)
+            )
+        )
 
     def finish(self) -> list[Path]:
         out = []
@@ -547,12 +547,14 @@ def evaluate(
         raw_col = _column(conn, snapshot_id, "raw", [t.raw for t in terms], n_docs)
         ident_col = (
             _column(conn, snapshot_id, "ident", [t.ident for t in terms], n_docs)
-            if need_ident else None
+            if need_ident
+            else None
         )
         doc_ids: list[str] = []
         if run_dir is not None:
             doc_ids = [
-                str(r[0]) for r in conn.execute(
+                str(r[0])
+                for r in conn.execute(
                     "SELECT doc_id FROM riido.documents WHERE snapshot_id = %s ORDER BY doc_ord",
                     (snapshot_id,),
                 )
@@ -569,8 +571,15 @@ def evaluate(
             stop = min(total, start + batch)
             results.extend(
                 _evaluate_batch(
-                    questions[start:stop], terms[start:stop], raw_col, ident_col, start, stop,
-                    chosen, writer, run_depth,
+                    questions[start:stop],
+                    terms[start:stop],
+                    raw_col,
+                    ident_col,
+                    start,
+                    stop,
+                    chosen,
+                    writer,
+                    run_depth,
                 )
             )
             if progress:
@@ -578,8 +587,16 @@ def evaluate(
         if writer is not None:
             run_files = writer.finish()
     return Evaluation(
-        snapshot_id, sha, n_docs, cfg, k1, b, chosen, results,
-        skipped=len(stored) - len(questions), run_files=run_files,
+        snapshot_id,
+        sha,
+        n_docs,
+        cfg,
+        k1,
+        b,
+        chosen,
+        results,
+        skipped=len(stored) - len(questions),
+        run_files=run_files,
     )
 
 

@@ -64,7 +64,11 @@ POLICIES = (
     IDENTIFIER_BM25_AUXILIARY_FIRST,
     EXTERNAL_HINTS_BASELINE_FIRST,
 )
-IDENTIFIER_POLICIES = (IDENTIFIER_BM25, IDENTIFIER_BM25_BASELINE_FIRST, IDENTIFIER_BM25_AUXILIARY_FIRST)
+IDENTIFIER_POLICIES = (
+    IDENTIFIER_BM25,
+    IDENTIFIER_BM25_BASELINE_FIRST,
+    IDENTIFIER_BM25_AUXILIARY_FIRST,
+)
 #: Identifier hints are out of scope (§3 fallback) past this many distinct query lexemes.
 MAX_IDENTIFIER_QUERY_LEXEMES = 256
 #: ... or past this many bytes of identifier-split query.
@@ -221,7 +225,9 @@ def _rank(
     missing = [o for o in order if o not in raw_score]
     raw_score.update(_scores(conn, snap, "raw", terms.raw, missing))
     if use_ident:
-        ident_score.update(_scores(conn, snap, "ident", terms.ident, [o for o in order if o not in ident_score]))
+        ident_score.update(
+            _scores(conn, snap, "ident", terms.ident, [o for o in order if o not in ident_score])
+        )
     unnamed = [o for o in order if o not in names]
     if unnamed:
         rows = conn.execute(
@@ -231,9 +237,7 @@ def _rank(
         ).fetchall()
         names.update({int(r[0]): str(r[1]) for r in rows})
     candidates = [
-        Candidate(
-            names[o], rank, raw_score[o], ident_score[o] if use_ident else None
-        )
+        Candidate(names[o], rank, raw_score[o], ident_score[o] if use_ident else None)
         for rank, o in enumerate(order, start=1)
     ]
     return Ranking(snap.snapshot_id, label or policy, candidates)

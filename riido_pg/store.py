@@ -35,9 +35,9 @@ from riido_pg.resources import sql_text
 from riido_pg.splitting import split_identifiers
 
 __all__ = [
-    "B",
     "DEFAULT_TEXT_CONFIG",
     "K1",
+    "B",
     "LoadResult",
     "Progress",
     "Snapshot",
@@ -118,7 +118,7 @@ def check_text_config(conn: Conn, text_config: str) -> str:
             row = None
     if row is None:
         raise InvalidTextConfig(
-            f"unknown text search configuration {text_config!r}; "
+            f"unknown text search configuration {text_config!r}; "  # noqa: S608 - a message
             "see `SELECT cfgname FROM pg_ts_config`"
         )
     return str(row[0])

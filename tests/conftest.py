@@ -48,7 +48,7 @@ def server_dsn() -> Iterator[str]:
         dsn = _server_dsn()
         with psycopg.connect(dsn, connect_timeout=10, autocommit=True) as conn:
             conn.execute("SELECT 1")
-    except Exception as exc:  # noqa: BLE001 - any failure here means: no server
+    except Exception as exc:
         pytest.exit(
             f"cannot reach the test PostgreSQL ({exc}); set RIIDO_PG_TEST_DSN to a server "
             "or let the tests start the embedded one",
@@ -144,7 +144,9 @@ def run_cli(
         check=False,
     )
     return CliResult(
-        proc.returncode, proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
+        proc.returncode,
+        proc.stdout.decode("utf-8", "replace"),
+        proc.stderr.decode("utf-8", "replace"),
     )
 
 

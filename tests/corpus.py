@@ -9,8 +9,18 @@ from pathlib import Path
 
 from riido_pg.documents import Document
 
-_MODULES = ("json/decoder.py", "json/encoder.py", "textwrap.py", "shlex.py", "csv.py",
-            "configparser.py", "argparse.py", "string.py", "fnmatch.py", "glob.py")
+_MODULES = (
+    "json/decoder.py",
+    "json/encoder.py",
+    "textwrap.py",
+    "shlex.py",
+    "csv.py",
+    "configparser.py",
+    "argparse.py",
+    "string.py",
+    "fnmatch.py",
+    "glob.py",
+)
 
 
 def stdlib_functions(limit: int = 400) -> list[Document]:

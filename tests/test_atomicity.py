@@ -26,7 +26,10 @@ def _source(tmp_path: Path, name: str, n: int = N, word: str = "alpha") -> Path:
     path = tmp_path / name
     with path.open("w") as fh:
         for i in range(n):
-            fh.write(json.dumps({"id": f"doc{i:06d}", "text": f"def {word}_{i}(x): return {word} x {i}"}) + "\n")
+            fh.write(
+                json.dumps({"id": f"doc{i:06d}", "text": f"def {word}_{i}(x): return {word} x {i}"})
+                + "\n"
+            )
     return path
 
 
@@ -35,11 +38,15 @@ def _start_load(db: Database, snapshot: str, src: Path, *extra: str) -> subproce
     env["RIIDO_PG_DSN"] = db.dsn
     return subprocess.Popen(
         [sys.executable, "-m", "riido_pg", "load", snapshot, str(src), *extra],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
     )
 
 
-def _wait_for(db: Database, predicate_sql: str, params: tuple[Any, ...], timeout: float = 60) -> None:
+def _wait_for(
+    db: Database, predicate_sql: str, params: tuple[Any, ...], timeout: float = 60
+) -> None:
     deadline = time.monotonic() + timeout
     with db.connect() as conn:
         while time.monotonic() < deadline:
@@ -52,18 +59,27 @@ def _wait_for(db: Database, predicate_sql: str, params: tuple[Any, ...], timeout
 
 def _wait_writing(db: Database, snapshot: str) -> None:
     """Until the loader is inside its big write transaction."""
-    _wait_for(db, "SELECT EXISTS (SELECT 1 FROM riido.snapshots WHERE snapshot_id = %s "
-                  "AND state = 'loading')", (snapshot,))
-    _wait_for(db, "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() "
-                  "AND application_name = 'riido-pg' AND state = 'active' "
-                  "AND (query LIKE 'COPY riido_stage%%' OR query LIKE '%%riido.documents%%' "
-                  "OR query LIKE '%%riido.postings%%'))", ())
+    _wait_for(
+        db,
+        "SELECT EXISTS (SELECT 1 FROM riido.snapshots WHERE snapshot_id = %s "
+        "AND state = 'loading')",
+        (snapshot,),
+    )
+    _wait_for(
+        db,
+        "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() "
+        "AND application_name = 'riido-pg' AND state = 'active' "
+        "AND (query LIKE 'COPY riido_stage%%' OR query LIKE '%%riido.documents%%' "
+        "OR query LIKE '%%riido.postings%%'))",
+        (),
+    )
 
 
 def _documents(db: Database, snapshot: str) -> int:
     with db.connect() as conn:
-        row = conn.execute("SELECT count(*) FROM riido.documents WHERE snapshot_id = %s",
-                           (snapshot,)).fetchone()
+        row = conn.execute(
+            "SELECT count(*) FROM riido.documents WHERE snapshot_id = %s", (snapshot,)
+        ).fetchone()
     assert row is not None
     return int(row[0])
 
@@ -81,8 +97,10 @@ def test_killed_loader_leaves_nothing_queryable_and_rerun_completes(
             proc.send_signal(signal.SIGKILL)
         else:
             with db.connect() as conn:
-                conn.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                             "WHERE datname = current_database() AND application_name = 'riido-pg'")
+                conn.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE datname = current_database() AND application_name = 'riido-pg'"
+                )
         _, err = proc.communicate(timeout=60)
     finally:
         if proc.poll() is None:
@@ -91,8 +109,12 @@ def test_killed_loader_leaves_nothing_queryable_and_rerun_completes(
         assert proc.returncode == 1
         assert err.decode().startswith("error: ") and err.decode().count("\n") == 1
     # the backend of a killed client rolls back: wait until it is gone
-    _wait_for(db, "SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE "
-                  "datname = current_database() AND application_name = 'riido-pg')", ())
+    _wait_for(
+        db,
+        "SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE "
+        "datname = current_database() AND application_name = 'riido-pg')",
+        (),
+    )
     assert _documents(db, snapshot) == 0
     query = run_cli(["query", snapshot, "alpha"], dsn=db.dsn)
     assert query.code == 1
@@ -125,7 +147,7 @@ def test_loading_snapshot_and_concurrent_loader(db: Database, tmp_path: Path) ->
             "try again when it finishes\n"
         )
         assert elapsed < 5  # fails promptly, no waiting for the first loader
-        out, err = first.communicate(timeout=120)
+        _out, err = first.communicate(timeout=120)
     finally:
         if first.poll() is None:
             first.kill()

@@ -44,8 +44,12 @@ def small(directory: Path) -> Path:
     return write_beir(
         directory,
         [
-            {"_id": "d1", "title": "Reader", "text": "def read_config(): pass",
-             "metadata": {"repo": "alpha"}},
+            {
+                "_id": "d1",
+                "title": "Reader",
+                "text": "def read_config(): pass",
+                "metadata": {"repo": "alpha"},
+            },
             {"_id": "d2", "text": "def write_config(): pass", "metadata": {"repo": "beta"}},
             {"_id": "d3", "title": "", "text": "def parse(): pass"},
         ],
@@ -138,13 +142,17 @@ def test_not_a_directory(tmp_path: Path) -> None:
     ("name", "lineno", "text", "fragment"),
     [
         ("corpus.jsonl", 2, "{not json\n", "malformed JSON"),
-        ("corpus.jsonl", 3, '{"_id": "d3"}\n', "no \"text\""),
+        ("corpus.jsonl", 3, '{"_id": "d3"}\n', 'no "text"'),
         ("corpus.jsonl", 1, '["a list"]\n', "must be an object"),
-        ("corpus.jsonl", 2, '{"_id": "d2", "text": "x", "metadata": {"repo": 7}}\n',
-         "metadata.repo"),
+        (
+            "corpus.jsonl",
+            2,
+            '{"_id": "d2", "text": "x", "metadata": {"repo": 7}}\n',
+            "metadata.repo",
+        ),
         ("queries.jsonl", 3, "{oops\n", "malformed JSON"),
-        ("queries.jsonl", 2, '{"_id": "q2"}\n', "needs \"text\""),
-        ("queries.jsonl", 2, '{"text": "no id"}\n', "needs \"_id\""),
+        ("queries.jsonl", 2, '{"_id": "q2"}\n', 'needs "text"'),
+        ("queries.jsonl", 2, '{"text": "no id"}\n', 'needs "_id"'),
         ("queries.jsonl", 4, '{"_id": "q4", "text": "a\\u0000b"}\n', "NUL"),
         ("queries.jsonl", 1, '{"_id": "q1", "text": "t", "metadata": "repo"}\n', "metadata"),
         ("qrels/test.tsv", 3, "q2 d3 1\n", "3 tab-separated fields"),
@@ -212,8 +220,11 @@ def test_no_questions(tmp_path: Path) -> None:
 
 def test_qrels_without_header(tmp_path: Path) -> None:
     directory = write_beir(
-        tmp_path / "c", [{"_id": "d", "text": "x"}], [{"_id": "q", "text": "x"}],
-        [("q", "d", 1)], header=False,
+        tmp_path / "c",
+        [{"_id": "d", "text": "x"}],
+        [{"_id": "q", "text": "x"}],
+        [("q", "d", 1)],
+        header=False,
     )
     expect_error(directory, "test.tsv: line 1", "header")
 

@@ -81,7 +81,9 @@ def _check(ranked: list[tuple[str, float]], expected: list[tuple[str, float]]) -
 
 
 @pytest.mark.parametrize("query", QUERIES)
-@pytest.mark.parametrize(("snapshot", "config"), [("stdlib", "english"), ("stdlib-simple", "simple")])
+@pytest.mark.parametrize(
+    ("snapshot", "config"), [("stdlib", "english"), ("stdlib-simple", "simple")]
+)
 def test_raw_column_matches_python(
     conn: psycopg.Connection[Any], corpus: list[Document], query: str, snapshot: str, config: str
 ) -> None:
@@ -125,7 +127,9 @@ def test_limit_is_prefix_of_full_ranking_for_every_policy(
 
 
 def test_zero_score_documents_follow_in_id_byte_order(conn: psycopg.Connection[Any]) -> None:
-    docs = [Document(i, t) for i, t in [("b", "x"), ("B", "y"), ("é", "z"), ("a", "q"), ("ab", "q q")]]
+    docs = [
+        Document(i, t) for i, t in [("b", "x"), ("B", "y"), ("é", "z"), ("a", "q"), ("ab", "q q")]
+    ]
     load_snapshot(conn, "zeros", docs)
     ranking = rank_snapshot(conn, "zeros", "q")
     # "ab" has tf 2 but a longer document; both match "q"; the rest follow in byte order

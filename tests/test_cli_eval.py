@@ -23,8 +23,15 @@ POLICIES = [
     "identifier_bm25_baseline_first",
     "identifier_bm25_auxiliary_first",
 ]
-TABLES = ("snapshots", "documents", "postings", "column_stats", "questions", "targets",
-          "eval_corpora")
+TABLES = (
+    "snapshots",
+    "documents",
+    "postings",
+    "column_stats",
+    "questions",
+    "targets",
+    "eval_corpora",
+)
 
 
 def counts(db: Database) -> dict[str, int]:
@@ -62,10 +69,22 @@ def test_eval_directory_then_stored_snapshot(cli: Any, tmp_path: Path) -> None:
 def test_policy_option_and_run_dir(cli: Any, tmp_path: Path) -> None:
     directory = tie_corpus(tmp_path / "beir")
     runs = tmp_path / "runs"
-    result = cli([
-        "eval", str(directory), "--policy", "identifier_bm25", "--policy", "bm25",
-        "--run-dir", str(runs), "--run-depth", "2", "--output", "-",
-    ])
+    result = cli(
+        [
+            "eval",
+            str(directory),
+            "--policy",
+            "identifier_bm25",
+            "--policy",
+            "bm25",
+            "--run-dir",
+            str(runs),
+            "--run-depth",
+            "2",
+            "--output",
+            "-",
+        ]
+    )
     assert result.code == 0, result.stderr
     data = json.loads(result.stdout)
     assert sorted(data["policies"]) == ["bm25", "identifier_bm25"]
@@ -81,8 +100,9 @@ def test_text_config_simple(cli: Any, tmp_path: Path) -> None:
     data = json.loads(result.stdout)
     assert data["config"]["text_config"] == "simple"
     assert data["corpus"]["snapshot_id"].endswith("-simple")
-    mismatch = cli(["eval", "--snapshot", data["corpus"]["snapshot_id"],
-                    "--text-config", "english"])
+    mismatch = cli(
+        ["eval", "--snapshot", data["corpus"]["snapshot_id"], "--text-config", "english"]
+    )
     assert mismatch.code == 2
     assert mismatch.stderr.startswith("error: ") and "uses text config 'simple'" in mismatch.stderr
 
@@ -91,8 +111,11 @@ def test_question_without_targets_is_skipped_and_counted(cli: Any, tmp_path: Pat
     directory = write_beir(
         tmp_path / "beir",
         [{"_id": "d1", "text": "open a file"}, {"_id": "d2", "text": "close a file"}],
-        [{"_id": "q1", "text": "open file"}, {"_id": "q2", "text": "nothing"},
-         {"_id": "q3", "text": "also nothing"}],
+        [
+            {"_id": "q1", "text": "open file"},
+            {"_id": "q2", "text": "nothing"},
+            {"_id": "q3", "text": "also nothing"},
+        ],
         [("q1", "d1", 1), ("q2", "d2", 0)],
     )
     result = cli(["eval", str(directory), "--output", "-"])
@@ -129,14 +152,22 @@ def fresh(tmp_path: Path) -> Iterator[Path]:
     [
         (lambda d: (d / "queries.jsonl").unlink(), ["queries.jsonl", "missing"]),
         (lambda d: (d / "qrels" / "test.tsv").unlink(), ["test.tsv", "missing"]),
-        (lambda d: replace_line(d / "corpus.jsonl", 4, "{broken\n"),
-         ["corpus.jsonl: line 4", "malformed JSON"]),
-        (lambda d: replace_line(d / "queries.jsonl", 2, "[1]\n"),
-         ["queries.jsonl: line 2", "JSON object"]),
-        (lambda d: replace_line(d / "qrels" / "test.tsv", 3, "q1\tnope\t1\n"),
-         ["test.tsv: line 3", "unknown document 'nope'"]),
-        (lambda d: replace_line(d / "qrels" / "test.tsv", 4, "qX\td2\t1\n"),
-         ["test.tsv: line 4", "unknown question 'qX'"]),
+        (
+            lambda d: replace_line(d / "corpus.jsonl", 4, "{broken\n"),
+            ["corpus.jsonl: line 4", "malformed JSON"],
+        ),
+        (
+            lambda d: replace_line(d / "queries.jsonl", 2, "[1]\n"),
+            ["queries.jsonl: line 2", "JSON object"],
+        ),
+        (
+            lambda d: replace_line(d / "qrels" / "test.tsv", 3, "q1\tnope\t1\n"),
+            ["test.tsv: line 3", "unknown document 'nope'"],
+        ),
+        (
+            lambda d: replace_line(d / "qrels" / "test.tsv", 4, "qX\td2\t1\n"),
+            ["test.tsv: line 4", "unknown question 'qX'"],
+        ),
         (lambda d: (d / "corpus.jsonl").write_text(""), ["corpus.jsonl", "no documents"]),
     ],
 )
@@ -153,14 +184,16 @@ def test_usage_errors(cli: Any, db: Database, fresh: Path, tmp_path: Path) -> No
     before = counts(db)
     assert_one_error(cli(["eval"]), "BEIR_DIR", "--snapshot")
     assert_one_error(cli(["eval", str(fresh), "--snapshot", "x"]), "not both")
-    assert_one_error(cli(["eval", str(tmp_path / "nowhere")]), "no such directory",
-                     "--snapshot")
+    assert_one_error(cli(["eval", str(tmp_path / "nowhere")]), "no such directory", "--snapshot")
     assert_one_error(cli(["eval", str(fresh / "corpus.jsonl")]), "not a directory")
-    assert_one_error(cli(["eval", str(fresh), "--policy", "external_hints_baseline_first"]),
-                     "external_hints_baseline_first")
+    assert_one_error(
+        cli(["eval", str(fresh), "--policy", "external_hints_baseline_first"]),
+        "external_hints_baseline_first",
+    )
     assert_one_error(cli(["eval", str(fresh), "--policy", "nope"]), "unknown policy")
-    assert_one_error(cli(["eval", str(fresh), "--text-config", "klingon"]),
-                     "text search configuration")
+    assert_one_error(
+        cli(["eval", str(fresh), "--text-config", "klingon"]), "text search configuration"
+    )
     assert_one_error(cli(["eval", "--snapshot", "missing"]), "no snapshot 'missing'")
     assert counts(db) == before
     assert cli(["load", "plain", str(fresh)]).code == 0
@@ -188,8 +221,10 @@ def docproxy_dir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     from riido_pg.docproxy import DocproxyDownloadError, build_docproxy
 
     cache = request.config.cache
-    cache_dir = cache.mkdir("riido-pg-docproxy") if cache is not None else (
-        tmp_path_factory.mktemp("docproxy-cache")
+    cache_dir = (
+        cache.mkdir("riido-pg-docproxy")
+        if cache is not None
+        else (tmp_path_factory.mktemp("docproxy-cache"))
     )
     out = tmp_path_factory.mktemp("docproxy") / "beir"
     try:
@@ -201,14 +236,16 @@ def docproxy_dir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
 
 @pytest.mark.network
 @pytest.mark.slow
-def test_corpus_docproxy_command(cli: Any, docproxy_dir: Path, tmp_path: Path,
-                                 request: pytest.FixtureRequest) -> None:
+def test_corpus_docproxy_command(
+    cli: Any, docproxy_dir: Path, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
     cache = request.config.cache
     if cache is None:
         pytest.skip("needs the pytest cache for the downloaded sdists")
     out = tmp_path / "dp"
-    result = cli(["corpus", "docproxy", str(out), "--cache-dir",
-                  str(cache.mkdir("riido-pg-docproxy"))])
+    result = cli(
+        ["corpus", "docproxy", str(out), "--cache-dir", str(cache.mkdir("riido-pg-docproxy"))]
+    )
     assert result.code == 0, result.stderr
     assert result.stdout.startswith(f"wrote {out}: ")
     for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv"):
@@ -221,8 +258,9 @@ def test_corpus_docproxy_command(cli: Any, docproxy_dir: Path, tmp_path: Path,
 def test_docproxy_baseline_first_keeps_bm25_recall_at_1(
     cli: Any, docproxy_dir: Path, text_config: str
 ) -> None:
-    result = cli(["eval", str(docproxy_dir), "--text-config", text_config, "--output", "-"],
-                 timeout=600)
+    result = cli(
+        ["eval", str(docproxy_dir), "--text-config", text_config, "--output", "-"], timeout=600
+    )
     assert result.code == 0, result.stderr
     data = json.loads(result.stdout)
     assert data["corpus"]["documents"] > 1000 and data["corpus"]["questions"] > 1000

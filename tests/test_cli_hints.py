@@ -60,6 +60,4 @@ def test_identifier_hints_and_hints_file_conflict(cli: Any, tmp_path: Any) -> No
     )
     assert result.code == 2
     assert result.stdout == ""
-    assert result.stderr == (
-        "error: --identifier-hints and --hints-file cannot be used together\n"
-    )
+    assert result.stderr == ("error: --identifier-hints and --hints-file cannot be used together\n")

@@ -22,17 +22,25 @@ CASES = [
     (b"[]", "stdin: expected a JSON object with snapshot_id, query, documents"),
     (_req(documents=[]), "stdin: no documents"),
     (_req(query=5), "query must be a string"),
-    (_req(documents=[{"text": "x"}]), "stdin: documents[0]: document has no \"id\""),
+    (_req(documents=[{"text": "x"}]), 'stdin: documents[0]: document has no "id"'),
     (_req(documents=[{"id": 7, "text": "x"}]), "document id 7 is not a non-empty string"),
     (_req(documents=[{"id": "a"}]), "document 'a' has no \"text\""),
     (_req(documents=[{"id": "a", "text": ["x"]}]), "document 'a' text is not a string"),
     (_req(documents=[*GOOD_DOCS, {"id": "a", "text": "x"}]), "duplicate document id 'a'"),
-    (_req(documents=[{"id": "a", "text": "x\u0000y"}]), "document 'a' text contains a NUL character"),
-    (b'{"snapshot_id": "s", "query": "q", "documents": [{"id": "a", "text": "\\ud800"}]}',
-     "document 'a' text contains a lone surrogate"),
-    (b'{"snapshot_id": "s", "query": "\\udfff", "documents": []}', "query contains a lone surrogate"),
-    (_req(documents="nope"), "\"documents\" must be a list"),
-    (json.dumps({"query": "q", "documents": GOOD_DOCS}).encode(), "missing \"snapshot_id\""),
+    (
+        _req(documents=[{"id": "a", "text": "x\u0000y"}]),
+        "document 'a' text contains a NUL character",
+    ),
+    (
+        b'{"snapshot_id": "s", "query": "q", "documents": [{"id": "a", "text": "\\ud800"}]}',
+        "document 'a' text contains a lone surrogate",
+    ),
+    (
+        b'{"snapshot_id": "s", "query": "\\udfff", "documents": []}',
+        "query contains a lone surrogate",
+    ),
+    (_req(documents="nope"), '"documents" must be a list'),
+    (json.dumps({"query": "q", "documents": GOOD_DOCS}).encode(), 'missing "snapshot_id"'),
     (b"", "stdin: line 1: malformed JSON"),
 ]
 

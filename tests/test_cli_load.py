@@ -28,7 +28,10 @@ def test_load_jsonl_then_query(cli: Any, tmp_path: Path) -> None:
     src = _jsonl(tmp_path / "docs.jsonl", DOCS)
     result = cli(["load", "cfg-jsonl", str(src)])
     assert (result.code, result.stdout, result.stderr) == (
-        0, "loaded snapshot 'cfg-jsonl' (3 documents)\n", "")
+        0,
+        "loaded snapshot 'cfg-jsonl' (3 documents)\n",
+        "",
+    )
     assert _ranked(cli, "cfg-jsonl", "read config")[0] == "read"
 
 
@@ -91,7 +94,7 @@ def test_bad_sources_fail_with_one_line_and_store_nothing(
         "missing.jsonl": "missing.jsonl: no such file or directory",
         "bad.jsonl": "bad.jsonl: line 2: malformed JSON",
         "dup.jsonl": "duplicate document id 'a'",
-        "noid.jsonl": "noid.jsonl: line 1: document has no \"id\"",
+        "noid.jsonl": 'noid.jsonl: line 1: document has no "id"',
         "notext.jsonl": "notext.jsonl: line 1: document 'a' has no \"text\"",
         "nul.jsonl": "nul.jsonl: line 1: document 'a' text contains a NUL character",
         "surrogate.jsonl": "line 1: document 'a' text contains a lone surrogate",

@@ -13,7 +13,9 @@ from riido_pg import Document, load_snapshot
 DOCS = [
     Document("cfg.read", "def read(path):\n    return open(path).read()"),
     Document("cfg.load", "def loadConfig(path):\n    return ReadConfig(path)"),
-    Document("cfg.parse", "def parse_config(text):\n    return dict(line.split('=') for line in text)"),
+    Document(
+        "cfg.parse", "def parse_config(text):\n    return dict(line.split('=') for line in text)"
+    ),
     Document("net.get", "def getHTTPResponseCode(url):\n    return urlopen(url).status"),
     Document("net.serve", "def ServeHTTP(handler):\n    handler.serve_forever()"),
     Document("misc", "def nothing():\n    pass"),
@@ -43,8 +45,9 @@ def test_every_policy_ranks_every_document_once(cli: Any, policy: str) -> None:
     assert body["policy"] == policy and body["status"] == "unverified"
     assert sorted(c["id"] for c in body["candidates"]) == sorted(d.id for d in DOCS)
     assert [c["rank"] for c in body["candidates"]] == list(range(1, len(DOCS) + 1))
-    assert all(set(c) <= {"id", "rank", "bm25_score", "identifier_bm25_score"}
-               for c in body["candidates"])
+    assert all(
+        set(c) <= {"id", "rank", "bm25_score", "identifier_bm25_score"} for c in body["candidates"]
+    )
 
 
 def test_identifier_hints_keep_the_baseline_first(cli: Any) -> None:
@@ -64,8 +67,9 @@ def test_identifier_hints_keep_the_baseline_first(cli: Any) -> None:
 def test_limit_gives_the_first_k(cli: Any, policy: str) -> None:
     full = _json(cli(["query", "q", "http response code", "--policy", policy]))
     for k in (1, 2, 4):
-        part = _json(cli(["query", "q", "http response code", "--policy", policy,
-                          "--limit", str(k)]))
+        part = _json(
+            cli(["query", "q", "http response code", "--policy", policy, "--limit", str(k)])
+        )
         assert part["candidates"] == full["candidates"][:k]
 
 
@@ -85,9 +89,7 @@ def test_hints_file_errors(cli: Any, tmp_path: Path) -> None:
     unknown.write_text('["misc", "nope"]')
     result = cli(["query", "q", "read", "--hints-file", str(unknown)])
     assert (result.code, result.stdout) == (2, "")
-    assert result.stderr == (
-        "error: hints name 1 document(s) not in snapshot 'q', e.g. 'nope'\n"
-    )
+    assert result.stderr == ("error: hints name 1 document(s) not in snapshot 'q', e.g. 'nope'\n")
     notlist = tmp_path / "n.json"
     notlist.write_text('{"a": 1}')
     result = cli(["query", "q", "read", "--hints-file", str(notlist)])
@@ -107,18 +109,30 @@ def test_table_format(cli: Any) -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["query", "nope", "x"], "error: no snapshot 'nope'; load one with `riido-pg load nope SOURCE`\n"),
-        (["query", "q", "x", "--policy", "bm26"],
-         "error: unknown policy 'bm26'; choose one of bm25, identifier_bm25, "
-         "identifier_bm25_baseline_first, identifier_bm25_auxiliary_first, "
-         "external_hints_baseline_first\n"),
-        (["query", "q", "x", "--policy", "bm25_identifier_input_out_of_scope"],
-         "error: bm25_identifier_input_out_of_scope is a result label, not a policy to ask for\n"),
-        (["query", "q", "x", "--identifier-hints", "--policy", "bm25"],
-         "error: --identifier-hints means identifier_bm25_baseline_first; "
-         "it cannot be used with --policy bm25\n"),
-        (["query", "q", "x", "--policy", "external_hints_baseline_first"],
-         "error: --policy external_hints_baseline_first needs --hints-file F\n"),
+        (
+            ["query", "nope", "x"],
+            "error: no snapshot 'nope'; load one with `riido-pg load nope SOURCE`\n",
+        ),
+        (
+            ["query", "q", "x", "--policy", "bm26"],
+            "error: unknown policy 'bm26'; choose one of bm25, identifier_bm25, "
+            "identifier_bm25_baseline_first, identifier_bm25_auxiliary_first, "
+            "external_hints_baseline_first\n",
+        ),
+        (
+            ["query", "q", "x", "--policy", "bm25_identifier_input_out_of_scope"],
+            "error: bm25_identifier_input_out_of_scope is a result label, "
+            "not a policy to ask for\n",
+        ),
+        (
+            ["query", "q", "x", "--identifier-hints", "--policy", "bm25"],
+            "error: --identifier-hints means identifier_bm25_baseline_first; "
+            "it cannot be used with --policy bm25\n",
+        ),
+        (
+            ["query", "q", "x", "--policy", "external_hints_baseline_first"],
+            "error: --policy external_hints_baseline_first needs --hints-file F\n",
+        ),
         (["query", "q", "x", "--limit", "0"], None),
         (["query", "q", "x", "--format", "xml"], None),
     ],

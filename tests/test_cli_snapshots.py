@@ -27,4 +27,6 @@ def test_list_and_drop(cli: Any, db: Any) -> None:
     assert db.count("documents") == 1
     again = cli(["snapshots", "drop", "one"])
     assert (again.code, again.stderr) == (2, "error: no snapshot 'one'\n")
-    assert [r["id"] for r in json.loads(cli(["snapshots", "list", "--format", "json"]).stdout)] == ["two"]
+    assert [r["id"] for r in json.loads(cli(["snapshots", "list", "--format", "json"]).stdout)] == [
+        "two"
+    ]

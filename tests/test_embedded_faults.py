@@ -295,7 +295,10 @@ def test_three_commands_start_a_fresh_home_at_once(home: Home) -> None:
     procs = [
         subprocess.Popen(
             [sys.executable, "-m", "riido_pg", "hints", "--identifier-hints"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
         )
         for _ in range(3)
     ]
@@ -318,7 +321,10 @@ def test_initdb_killed_midway_is_redone(home: Home) -> None:
     env.update(home.env)
     proc = subprocess.Popen(
         [sys.executable, "-m", "riido_pg", "hints"],
-        stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
         start_new_session=True,
     )
     assert proc.stdin is not None
@@ -413,7 +419,8 @@ def mounted(tmp_path: Path) -> Iterator[Path]:
         pytest.skip("mounting a small file system needs root")
     done = subprocess.run(
         ["mount", "-t", "tmpfs", "-o", "size=24m", "tmpfs", str(point)],
-        capture_output=True, check=False,
+        capture_output=True,
+        check=False,
     )
     if done.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode().strip()}")
@@ -441,7 +448,8 @@ def test_read_only_home_is_one_error(tmp_path: Path) -> None:
         point.mkdir()
         mounted = subprocess.run(
             ["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(point)],
-            capture_output=True, check=False,
+            capture_output=True,
+            check=False,
         )
         if mounted.returncode != 0:
             pytest.skip(f"cannot mount a tmpfs here: {mounted.stderr.decode().strip()}")
@@ -473,7 +481,9 @@ def test_stop_when_nothing_runs_creates_nothing(tmp_path: Path) -> None:
     home = Home(tmp_path / "never" / "home")
     result = home.cli("db", "stop")
     assert (result.code, result.stdout.strip(), result.stderr) == (
-        0, "the embedded server is not running", "",
+        0,
+        "the embedded server is not running",
+        "",
     )
     assert not (tmp_path / "never").exists()
 

@@ -76,8 +76,10 @@ def generated_corpus(directory: Path, seed: int, n_docs: int = 300, n_questions:
     qrels: list[tuple[str, str, int]] = []
     for i in range(n_questions):
         qid = f"q{i:03d}"
-        text = " ".join(rng.choice(WORDS) if rng.random() < 0.7 else identifier()
-                        for _ in range(rng.randint(1, 6)))
+        text = " ".join(
+            rng.choice(WORDS) if rng.random() < 0.7 else identifier()
+            for _ in range(rng.randint(1, 6))
+        )
         queries.append({"_id": qid, "text": text})
         for d in rng.sample(doc_ids, rng.randint(1, 3)):
             qrels.append((qid, d, rng.choice((1, 1, 2))))
@@ -167,16 +169,14 @@ def test_every_rank_equals_the_sql_path(
     directory = generated_corpus(tmp_path / "beir", seed)
     stored = store_corpus(conn, directory, text_config=text_config)
     result = evaluate(conn, stored.snapshot_id)
-    strict, tolerant, noisy = sql_path_ranks(conn, directory, stored.snapshot_id)
+    strict, tolerant, _noisy = sql_path_ranks(conn, directory, stored.snapshot_id)
     got = {r.question_id: {p: r.ranks[p] for p in EVAL_POLICIES} for r in result.results}
     assert got == strict
     assert got == tolerant
     # the corpus exercises what it is meant to
     assert result.out_of_scope >= 1  # q-many, and q-stop/q-empty under english
     assert any(r.ranks[BM25] > 10 for r in result.results)
-    assert any(
-        r.ranks[IDENTIFIER_BM25_BASELINE_FIRST] != r.ranks[BM25] for r in result.results
-    )
+    assert any(r.ranks[IDENTIFIER_BM25_BASELINE_FIRST] != r.ranks[BM25] for r in result.results)
     assert_baseline_first_recall_at_1(result)
 
 
@@ -201,9 +201,11 @@ def assert_our_scores_match_the_sql_scores(conn: Any, snapshot_id: str, query: s
     terms = query_terms(conn, query, "english")
     col = evaluation._column(conn, snapshot_id, "raw", [terms.raw], len(ranking.candidates))
     ours = (col.q @ col.w).toarray()[0]
-    ords = dict(conn.execute(
-        "SELECT doc_id, doc_ord FROM riido.documents WHERE snapshot_id = %s", (snapshot_id,)
-    ).fetchall())
+    ords = dict(
+        conn.execute(
+            "SELECT doc_id, doc_ord FROM riido.documents WHERE snapshot_id = %s", (snapshot_id,)
+        ).fetchall()
+    )
     for c in ranking.candidates:
         assert ours[ords[c.id]] == pytest.approx(c.bm25_score, rel=NEAR, abs=0.0)
 
@@ -218,9 +220,7 @@ def test_scores_match_the_sql_scores(conn: Any, tmp_path: Path) -> None:
 def assert_baseline_first_recall_at_1(result: Evaluation) -> None:
     data = result.to_dict()
     policies = data["policies"]
-    assert (
-        policies[IDENTIFIER_BM25_BASELINE_FIRST]["recall@1"] == policies[BM25]["recall@1"]
-    )
+    assert policies[IDENTIFIER_BM25_BASELINE_FIRST]["recall@1"] == policies[BM25]["recall@1"]
     for repo in data["per_repo"].values():
         assert repo[IDENTIFIER_BM25_BASELINE_FIRST]["recall@1"] == repo[BM25]["recall@1"]
     for r in result.results:
@@ -252,8 +252,7 @@ def test_hand_computed_ranks_and_figures(conn: Any, tmp_path: Path) -> None:
     # q_late: 5 documents contain "alpha"; then the zero-score ones in id order:
     #         c d e f i z00 .. z05 -> z05 is 5 + 5 + 6 = 16th.
     # q_stop: only stopwords (english): every score is 0, id order: a b c -> c is 3rd.
-    assert bm25 == {"q_tie": 3, "q_multi": 1, "q_zero": 12, "q_ident": 1, "q_late": 16,
-                    "q_stop": 3}
+    assert bm25 == {"q_tie": 3, "q_multi": 1, "q_zero": 12, "q_ident": 1, "q_late": 16, "q_stop": 3}
     figures = result.to_dict()["policies"][BM25]
     assert figures == {
         "recall@1": rounded(2 / 6),
@@ -353,21 +352,34 @@ def test_per_repo_uses_the_question_repo(conn: Any, tmp_path: Path) -> None:
     assert data["corpus"]["skipped_questions"] == 1
     assert sorted(data["per_repo"]) == ["alpha", "beta", "gamma"]
     assert {q: [r.question_id for r in rs] for q, rs in result.repos().items()} == {
-        "alpha": ["q2"], "beta": ["q3"], "gamma": ["q1"]
+        "alpha": ["q2"],
+        "beta": ["q3"],
+        "gamma": ["q1"],
     }
     # each of these questions finds its only target first: every figure is perfect
     for repo in data["per_repo"].values():
         for figures in repo.values():
-            assert figures == {"recall@1": 1.0, "recall@10": 1.0, "mrr": 1.0,
-                               "mean_first_target_rank": 1.0}
+            assert figures == {
+                "recall@1": 1.0,
+                "recall@10": 1.0,
+                "mrr": 1.0,
+                "mean_first_target_rank": 1.0,
+            }
 
 
 # --- storing -------------------------------------------------------------------------
 
 
 def counts(db: Database) -> dict[str, int]:
-    tables = ("snapshots", "documents", "postings", "column_stats", "questions", "targets",
-              "eval_corpora")
+    tables = (
+        "snapshots",
+        "documents",
+        "postings",
+        "column_stats",
+        "questions",
+        "targets",
+        "eval_corpora",
+    )
     return {t: db.count(t) for t in tables}
 
 
@@ -387,10 +399,13 @@ def test_store_then_reuse_without_reloading(conn: Any, db: Database, tmp_path: P
     again = store_corpus(conn, directory)
     assert again == type(first)(first.snapshot_id, first.corpus_sha256, "reused")
     assert counts(db) == before
-    assert conn.execute(
-        "SELECT created_at, xmin::text FROM riido.snapshots WHERE snapshot_id = %s",
-        (first.snapshot_id,),
-    ).fetchone() == row
+    assert (
+        conn.execute(
+            "SELECT created_at, xmin::text FROM riido.snapshots WHERE snapshot_id = %s",
+            (first.snapshot_id,),
+        ).fetchone()
+        == row
+    )
     stored_q = conn.execute(
         "SELECT count(*) FROM riido.questions WHERE snapshot_id = %s", (first.snapshot_id,)
     ).fetchone()
@@ -501,13 +516,14 @@ def test_questions_matching_nothing(conn: Any, tmp_path: Path) -> None:
     ranking is id order (c is third, b second) under every policy."""
     directory = write_beir(
         tmp_path / "beir",
-        [{"_id": "c", "text": "gamma"}, {"_id": "a", "text": "alpha"},
-         {"_id": "b", "text": "beta"}],
+        [
+            {"_id": "c", "text": "gamma"},
+            {"_id": "a", "text": "alpha"},
+            {"_id": "b", "text": "beta"},
+        ],
         [{"_id": "q1", "text": ""}, {"_id": "q2", "text": "the"}],
         [("q1", "c", 1), ("q2", "b", 1)],
     )
     result = evaluate(conn, store_corpus(conn, directory).snapshot_id)
-    assert {r.question_id: set(r.ranks.values()) for r in result.results} == {
-        "q1": {3}, "q2": {2}
-    }
+    assert {r.question_id: set(r.ranks.values()) for r in result.results} == {"q1": {3}, "q2": {2}}
     assert result.out_of_scope == 2

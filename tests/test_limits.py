@@ -53,8 +53,10 @@ def test_repeats_past_position_16383_count_once(conn: Any) -> None:
 
 
 def _words(count: int) -> str:
-    return " ".join("".join(t) for t in itertools.islice(
-        itertools.product(string.ascii_lowercase, repeat=4), count))
+    return " ".join(
+        "".join(t)
+        for t in itertools.islice(itertools.product(string.ascii_lowercase, repeat=4), count)
+    )
 
 
 @pytest.mark.parametrize(
@@ -93,8 +95,11 @@ def test_document_over_byte_limit_is_rejected_before_the_database(cli: Any, db: 
 
 
 def test_hints_with_unindexable_document_exits_2(cli: Any) -> None:
-    req = {"snapshot_id": "s", "query": "a",
-           "documents": [{"id": "ok", "text": "a"}, {"id": "w", "text": "q" * 5000}]}
+    req = {
+        "snapshot_id": "s",
+        "query": "a",
+        "documents": [{"id": "ok", "text": "a"}, {"id": "w", "text": "q" * 5000}],
+    }
     result = cli(["hints", "--identifier-hints"], input=json.dumps(req))
     assert result.code == 2
     assert result.stderr.startswith("error: document 'w' has a word of 2047 bytes or more")

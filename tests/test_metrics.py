@@ -41,8 +41,7 @@ def test_records_of_a_rank() -> None:
         Metric("q", "mean_first_target_rank", 1.0),
     ]
     values = {m.measure: m.value for m in records("q", 10)}
-    assert values == {"recall@1": 0.0, "recall@10": 1.0, "mrr": 0.1,
-                      "mean_first_target_rank": 10.0}
+    assert values == {"recall@1": 0.0, "recall@10": 1.0, "mrr": 0.1, "mean_first_target_rank": 10.0}
     values = {m.measure: m.value for m in records("q", 11)}
     assert values["recall@10"] == 0.0
     assert values["mrr"] == 1 / 11
@@ -133,12 +132,20 @@ def test_real_scores_with_ties_would_mislead_trec_tools(tmp_path: Path) -> None:
     run = tmp_path / "tied.trec"
     run.write_text("q Q0 a 1 2.5 t\nq Q0 b 2 2.5 t\n")  # our order: a before b (tie)
     qrels = [ir_measures.Qrel("q", "a", 1)]
-    (value,) = [m.value for m in ir_measures.iter_calc(
-        [Success @ 1], qrels, list(ir_measures.read_trec_run(str(run))))]
+    (value,) = [
+        m.value
+        for m in ir_measures.iter_calc(
+            [Success @ 1], qrels, list(ir_measures.read_trec_run(str(run)))
+        )
+    ]
     assert value == 0.0  # the tool put b first
     write_run(run, {"q": ["a", "b"]})
-    (value,) = [m.value for m in ir_measures.iter_calc(
-        [Success @ 1], qrels, list(ir_measures.read_trec_run(str(run))))]
+    (value,) = [
+        m.value
+        for m in ir_measures.iter_calc(
+            [Success @ 1], qrels, list(ir_measures.read_trec_run(str(run)))
+        )
+    ]
     assert value == 1.0
 
 
@@ -148,22 +155,39 @@ def test_real_scores_with_ties_would_mislead_trec_tools(tmp_path: Path) -> None:
 def tie_corpus(directory: Path) -> Path:
     """Exact score ties (duplicate texts), zero-score targets and several targets."""
     docs = {
-        "a": "alpha beta", "b": "alpha beta", "c": "gamma", "d": "delta delta",
-        "e": "def ReadConfig(path): return open(path)", "f": "read the config file",
-        "g": "alpha", "h": "gamma gamma alpha", "i": "nothing here", "j": "alpha beta",
+        "a": "alpha beta",
+        "b": "alpha beta",
+        "c": "gamma",
+        "d": "delta delta",
+        "e": "def ReadConfig(path): return open(path)",
+        "f": "read the config file",
+        "g": "alpha",
+        "h": "gamma gamma alpha",
+        "i": "nothing here",
+        "j": "alpha beta",
     }
     for i in range(12):  # a tail of unmatched documents for ranks past 10
         docs[f"z{i:02d}"] = f"filler{i} words"
     queries = {
-        "q_tie": "alpha beta", "q_multi": "alpha gamma", "q_zero": "unmatched words",
-        "q_ident": "read config", "q_late": "alpha", "q_stop": "the of and",
+        "q_tie": "alpha beta",
+        "q_multi": "alpha gamma",
+        "q_zero": "unmatched words",
+        "q_ident": "read config",
+        "q_late": "alpha",
+        "q_stop": "the of and",
     }
     qrels = [
-        ("q_tie", "j", 1), ("q_tie", "i", 0),
-        ("q_multi", "b", 1), ("q_multi", "h", 2), ("q_multi", "c", 1),
-        ("q_zero", "z11", 1), ("q_zero", "d", 1),
-        ("q_ident", "e", 1), ("q_ident", "f", 1),
-        ("q_late", "z05", 1), ("q_late", "z10", 1),
+        ("q_tie", "j", 1),
+        ("q_tie", "i", 0),
+        ("q_multi", "b", 1),
+        ("q_multi", "h", 2),
+        ("q_multi", "c", 1),
+        ("q_zero", "z11", 1),
+        ("q_zero", "d", 1),
+        ("q_ident", "e", 1),
+        ("q_ident", "f", 1),
+        ("q_late", "z05", 1),
+        ("q_late", "z10", 1),
         ("q_stop", "c", 1),
     ]
     return write_beir(

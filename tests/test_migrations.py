@@ -29,9 +29,7 @@ def empty_db(server_dsn: str) -> Iterator[Database]:
 
 def _tables(dsn: str) -> set[str]:
     with psycopg.connect(dsn) as conn:
-        rows = conn.execute(
-            "SELECT tablename FROM pg_tables WHERE schemaname = 'riido'"
-        ).fetchall()
+        rows = conn.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'riido'").fetchall()
     return {r[0] for r in rows}
 
 

@@ -26,7 +26,9 @@ def reader(db: Database, server_dsn: str) -> Iterator[str]:
         load_snapshot(conn, "pub", [Document("a", "read config"), Document("b", "write log")])
     granted = run_cli(["db", "grant-reader", role], dsn=db.dsn)
     assert (granted.code, granted.stdout) == (
-        0, f"role {role!r} can now query snapshots (read-only)\n")
+        0,
+        f"role {role!r} can now query snapshots (read-only)\n",
+    )
     yield make_conninfo(db.dsn, user=role)
     with db.connect() as conn:
         conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
@@ -51,8 +53,11 @@ def test_reader_cannot_write_drop_or_run_ddl(reader: str, db: Database, tmp_path
         assert result.stderr.startswith("error: permission denied"), result.stderr
         assert result.stderr.count("\n") == 1
     hints = run_cli(
-        ["hints"], dsn=reader,
-        input=json.dumps({"snapshot_id": "s", "query": "q", "documents": [{"id": "a", "text": "q"}]}),
+        ["hints"],
+        dsn=reader,
+        input=json.dumps(
+            {"snapshot_id": "s", "query": "q", "documents": [{"id": "a", "text": "q"}]}
+        ),
     )
     assert hints.code == 1 and hints.stderr.startswith("error: permission denied")
     with psycopg.connect(reader, autocommit=True) as conn:

@@ -121,8 +121,11 @@ def test_request_byte_limit_is_documented_and_counts_bytes_before_parsing(
 
 
 def _run_in_process(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], db: Any,
-    args: list[str], stdin: bytes,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    db: Any,
+    args: list[str],
+    stdin: bytes,
 ) -> tuple[int, str, str]:
     """``riido-pg ARGS`` in this process, so a limit constant can be lowered for it."""
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
@@ -146,7 +149,9 @@ def test_cli_hints_applies_the_request_byte_limit(
     assert json.loads(out)["candidates"][0]["id"] == "d000002"
     monkeypatch.setattr(documents, "MAX_REQUEST_BYTES", len(data) - 1)
     assert _run_in_process(monkeypatch, capsys, db, ["hints"], data) == (
-        2, "", f"error: stdin: request is larger than {len(data) - 1} bytes\n"
+        2,
+        "",
+        f"error: stdin: request is larger than {len(data) - 1} bytes\n",
     )
 
 
@@ -340,8 +345,10 @@ def test_query_and_drop_reject_bad_snapshot_ids(cli: Any, conn: Conn, case: str)
         result = cli(["snapshots", "drop", "bad\udcff"])
     else:
         snapshot_id = "bad\ud800" if case.endswith("surrogate") else "bad\x00"
-        call = drop_snapshot if case.startswith("lib-drop") else (
-            lambda c, s: rank_snapshot(c, s, "read")
+        call = (
+            drop_snapshot
+            if case.startswith("lib-drop")
+            else (lambda c, s: rank_snapshot(c, s, "read"))
         )
         with pytest.raises(RiidoError) as err:
             call(conn, snapshot_id)

@@ -4,6 +4,8 @@ runs it. Runs when a Docker engine answers; skips with the reason otherwise."""
 from __future__ import annotations
 
 import json
+import os
+import socket
 
 import pytest
 from conftest import run_cli
@@ -14,11 +16,26 @@ pytestmark = pytest.mark.docker
 
 
 def _docker_reason() -> str | None:
+    """Why no Docker engine can be used, or None. Probes the socket itself first: the
+    docker client leaks its socket when the engine does not answer."""
+    host = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+    if host.startswith("unix://"):
+        path = host.removeprefix("unix://")
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+            probe.settimeout(3)
+            try:
+                probe.connect(path)
+            except OSError as exc:
+                return f"no Docker engine answers at {path} ({exc.strerror or exc})"
     try:
         import docker
 
-        docker.from_env(timeout=3).ping()
-    except Exception as exc:  # noqa: BLE001 - any failure means no usable engine
+        client = docker.from_env(timeout=5)
+        try:
+            client.ping()
+        finally:
+            client.close()
+    except Exception as exc:
         return f"no Docker engine answers ({type(exc).__name__})"
     return None
 

@@ -15,8 +15,10 @@ from riido_pg import Document, load_snapshot
 
 @pytest.fixture(scope="module", autouse=True)
 def snapshot(db: Database) -> None:
-    docs = [Document(f"d{i:05d}", f"def read_config_{i}(path): return parse(path) {i}")
-            for i in range(20_000)]
+    docs = [
+        Document(f"d{i:05d}", f"def read_config_{i}(path): return parse(path) {i}")
+        for i in range(20_000)
+    ]
     with db.connect() as conn:
         load_snapshot(conn, "t", docs)
 
