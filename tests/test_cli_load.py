@@ -122,3 +122,41 @@ def test_unknown_text_config(cli: Any, tmp_path: Path) -> None:
         "error: unknown text search configuration 'klingon'; "
         "see `SELECT cfgname FROM pg_ts_config`\n"
     )
+
+
+def test_progress_bar_on_a_terminal(db: Any, tmp_path: Path) -> None:
+    """With stderr on a terminal, load draws a progress bar there (and only there)."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    src = _jsonl(
+        tmp_path / "many.jsonl",
+        [{"id": f"d{i}", "text": f"read config {i}"} for i in range(20_000)],
+    )
+    leader, follower = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RIIDO_PG_")}
+    env.update(RIIDO_PG_DSN=db.dsn, COLUMNS="100", TERM="xterm")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "riido_pg", "load", "bar", str(src)],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        env=env,
+    )
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed when the process exited
+            break
+        if not chunk:
+            break
+        seen += chunk
+    out, _ = proc.communicate(timeout=120)
+    os.close(leader)
+    assert proc.returncode == 0
+    assert out == b"loaded snapshot 'bar' (20000 documents)\n"
+    assert b"staging documents" in seen or b"indexing columns" in seen
+    assert b"error" not in seen
