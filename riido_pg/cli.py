@@ -434,10 +434,34 @@ def _mro_names(exc: BaseException) -> set[str]:
     return {cls.__name__ for cls in type(exc).__mro__}
 
 
+def hoist_global_options(args: list[str]) -> list[str]:
+    """Move the global ``--dsn URL``/``--dsn=URL`` and ``--debug`` to the front, so they
+    work after the subcommand too (``riido-pg query --dsn URL ...``). Nothing after a
+    ``--`` separator is touched."""
+    front: list[str] = []
+    rest: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            rest.extend(args[i:])
+            break
+        if arg == "--dsn" and i + 1 < len(args):
+            front += args[i : i + 2]
+            i += 2
+            continue
+        if arg.startswith("--dsn=") or arg == "--debug":
+            front.append(arg)
+        else:
+            rest.append(arg)
+        i += 1
+    return front + rest
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``riido-pg`` script and ``python -m riido_pg``."""
     command = typer.main.get_command(app)
-    args = sys.argv[1:] if argv is None else argv
+    args = hoist_global_options(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
     import logging
 
