@@ -39,6 +39,8 @@ from riido_pg.documents import (
     MAX_QUERY_BYTES,
     Document,
     _jsonl_documents,
+    describe,
+    text_problem,
     validate_documents,
 )
 from riido_pg.errors import InvalidCorpus, InvalidInput
@@ -141,21 +143,6 @@ def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         yield lineno, obj
 
 
-def _text_problem(value: str) -> str | None:
-    if "\x00" in value:
-        return "contains a NUL character"
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        return "contains a lone surrogate (invalid unicode)"
-    return None
-
-
-def _short(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
 def _repo(obj: dict[str, Any], where: str) -> str:
     meta = obj.get("metadata")
     if meta is None:
@@ -167,7 +154,7 @@ def _repo(obj: dict[str, Any], where: str) -> str:
         return ""
     if not isinstance(repo, str):
         raise InvalidCorpus(f'{where}: "metadata.repo" must be a string')
-    problem = _text_problem(repo)
+    problem = text_problem(repo)
     if problem:
         raise InvalidCorpus(f'{where}: "metadata.repo" {problem}')
     return repo
@@ -192,7 +179,7 @@ def _read_corpus(path: Path) -> tuple[list[Document], dict[str, str]]:
         where = f"{path}: line {lineno}"
         if doc_id in first_line:
             raise InvalidCorpus(
-                f"{where}: duplicate document id {_short(doc_id)} (first on line "
+                f"{where}: duplicate document id {describe(doc_id)} (first on line "
                 f"{first_line[doc_id]})"
             )
         first_line[doc_id] = lineno
@@ -215,26 +202,26 @@ def _read_queries(path: Path) -> list[tuple[str, str, str]]:
         qid = obj.get("_id")
         if not isinstance(qid, str) or not qid:
             raise InvalidCorpus(f'{where}: a question needs "_id", a non-empty string')
-        problem = _text_problem(qid)
+        problem = text_problem(qid)
         if problem:
-            raise InvalidCorpus(f"{where}: question id {_short(qid)} {problem}")
+            raise InvalidCorpus(f"{where}: question id {describe(qid)} {problem}")
         if len(qid.encode("utf-8")) > MAX_ID_BYTES:
             raise InvalidCorpus(f"{where}: question id is longer than {MAX_ID_BYTES} bytes")
         if qid in first_line:
             raise InvalidCorpus(
-                f"{where}: duplicate question id {_short(qid)} (first on line {first_line[qid]})"
+                f"{where}: duplicate question id {describe(qid)} (first on line {first_line[qid]})"
             )
         first_line[qid] = lineno
         text = obj.get("text")
         if not isinstance(text, str):
-            raise InvalidCorpus(f'{where}: question {_short(qid)} needs "text", a string')
-        problem = _text_problem(text)
+            raise InvalidCorpus(f'{where}: question {describe(qid)} needs "text", a string')
+        problem = text_problem(text)
         if problem:
-            raise InvalidCorpus(f"{where}: question {_short(qid)} text {problem}")
+            raise InvalidCorpus(f"{where}: question {describe(qid)} text {problem}")
         size = len(text.encode("utf-8"))
         if size > MAX_QUERY_BYTES:
             raise InvalidCorpus(
-                f"{where}: question {_short(qid)} is {size} bytes; the limit is {MAX_QUERY_BYTES}"
+                f"{where}: question {describe(qid)} is {size} bytes; the limit is {MAX_QUERY_BYTES}"
             )
         out.append((qid, text, _repo(obj, where)))
     if not out:
@@ -265,15 +252,17 @@ def _read_qrels(
         qid, doc_id, raw_score = fields
         score = _int(raw_score)
         if score is None:
-            raise InvalidCorpus(f"{where}: score {_short(raw_score)} is not an integer")
+            raise InvalidCorpus(f"{where}: score {describe(raw_score)} is not an integer")
         if qid not in questions:
-            raise InvalidCorpus(f"{where}: unknown question {_short(qid)} (not in queries.jsonl)")
+            raise InvalidCorpus(f"{where}: unknown question {describe(qid)} (not in queries.jsonl)")
         if doc_id not in documents:
-            raise InvalidCorpus(f"{where}: unknown document {_short(doc_id)} (not in corpus.jsonl)")
+            raise InvalidCorpus(
+                f"{where}: unknown document {describe(doc_id)} (not in corpus.jsonl)"
+            )
         if (qid, doc_id) in seen:
             raise InvalidCorpus(
-                f"{where}: duplicate qrel for question {_short(qid)} and document "
-                f"{_short(doc_id)} (first on line {seen[qid, doc_id]})"
+                f"{where}: duplicate qrel for question {describe(qid)} and document "
+                f"{describe(doc_id)} (first on line {seen[qid, doc_id]})"
             )
         seen[qid, doc_id] = lineno
         if score > 0:

@@ -26,9 +26,11 @@ __all__ = [
     "check_document",
     "check_query",
     "check_snapshot_id",
+    "describe",
     "parse_hints_file",
     "parse_request",
     "read_source",
+    "text_problem",
     "validate_documents",
 ]
 
@@ -61,7 +63,8 @@ class HintsRequest:
     documents: list[Document]
 
 
-def _utf8_problem(value: str) -> str | None:
+def text_problem(value: str) -> str | None:
+    """Why ``value`` cannot be stored as PostgreSQL text, or None."""
     if "\x00" in value:
         return "contains a NUL character"
     try:
@@ -71,7 +74,8 @@ def _utf8_problem(value: str) -> str | None:
     return None
 
 
-def _describe(doc_id: object) -> str:
+def describe(doc_id: object) -> str:
+    """A short repr for messages."""
     text = repr(doc_id)
     return text if len(text) <= 80 else text[:77] + "..."
 
@@ -79,7 +83,7 @@ def _describe(doc_id: object) -> str:
 def check_snapshot_id(snapshot_id: object) -> str:
     if not isinstance(snapshot_id, str) or not snapshot_id:
         raise InvalidInput("snapshot id must be a non-empty string")
-    problem = _utf8_problem(snapshot_id)
+    problem = text_problem(snapshot_id)
     if problem:
         raise InvalidInput(f"snapshot id {problem}")
     if len(snapshot_id.encode("utf-8")) > MAX_ID_BYTES:
@@ -90,7 +94,7 @@ def check_snapshot_id(snapshot_id: object) -> str:
 def check_query(query: object) -> str:
     if not isinstance(query, str):
         raise InvalidInput("query must be a string")
-    problem = _utf8_problem(query)
+    problem = text_problem(query)
     if problem:
         raise InvalidInput(f"query {problem}")
     size = len(query.encode("utf-8"))
@@ -107,30 +111,30 @@ def _document(obj: object, where: str) -> Document:
         raise InvalidInput(f'{where}: document has no "id"')
     text = obj.get("text")
     if text is None and isinstance(doc_id, str):
-        raise InvalidInput(f'{where}: document {_describe(doc_id)} has no "text"')
+        raise InvalidInput(f'{where}: document {describe(doc_id)} has no "text"')
     return check_document(doc_id, text, where)
 
 
 def check_document(doc_id: object, text: object, where: str) -> Document:
     """A Document if ``doc_id`` and ``text`` are usable, else InvalidInput naming it."""
     if not isinstance(doc_id, str) or not doc_id:
-        raise InvalidInput(f"{where}: document id {_describe(doc_id)} is not a non-empty string")
-    problem = _utf8_problem(doc_id)
+        raise InvalidInput(f"{where}: document id {describe(doc_id)} is not a non-empty string")
+    problem = text_problem(doc_id)
     if problem:
-        raise InvalidInput(f"{where}: document id {_describe(doc_id)} {problem}")
+        raise InvalidInput(f"{where}: document id {describe(doc_id)} {problem}")
     if len(doc_id.encode("utf-8")) > MAX_ID_BYTES:
         raise InvalidInput(f"{where}: document id is longer than {MAX_ID_BYTES} bytes")
     if text is None:
-        raise InvalidInput(f'{where}: document {_describe(doc_id)} has no "text"')
+        raise InvalidInput(f'{where}: document {describe(doc_id)} has no "text"')
     if not isinstance(text, str):
-        raise InvalidInput(f"{where}: document {_describe(doc_id)} text is not a string")
-    problem = _utf8_problem(text)
+        raise InvalidInput(f"{where}: document {describe(doc_id)} text is not a string")
+    problem = text_problem(text)
     if problem:
-        raise InvalidInput(f"{where}: document {_describe(doc_id)} text {problem}")
+        raise InvalidInput(f"{where}: document {describe(doc_id)} text {problem}")
     size = len(text.encode("utf-8"))
     if size > MAX_DOCUMENT_BYTES:
         raise InvalidInput(
-            f"{where}: document {_describe(doc_id)} is {size} bytes; "
+            f"{where}: document {describe(doc_id)} is {size} bytes; "
             f"the limit is {MAX_DOCUMENT_BYTES}"
         )
     return Document(doc_id, text)
@@ -149,7 +153,7 @@ def validate_documents(
                 raise InvalidInput(f"{where}: item {i} is not a riido_pg.Document")
             check_document(doc.id, doc.text, f"{where}: documents[{i}]")
         if doc.id in seen:
-            raise InvalidInput(f"{where}: duplicate document id {_describe(doc.id)}")
+            raise InvalidInput(f"{where}: duplicate document id {describe(doc.id)}")
         seen.add(doc.id)
         out.append(doc)
     if not out:

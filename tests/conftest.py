@@ -8,6 +8,7 @@ If the server cannot be reached the run stops with one clear message.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -27,6 +28,19 @@ from psycopg.conninfo import make_conninfo
 from riido_pg import migrate
 
 REPO = Path(__file__).resolve().parent.parent
+
+#: The CONTRACTS §1 example request.
+EXAMPLE_REQUEST: dict[str, Any] = {
+    "snapshot_id": "demo",
+    "query": "read config",
+    "documents": [
+        {"id": "a", "text": "read"},
+        {"id": "b", "text": "config"},
+        {"id": "c", "text": "func ReadConfig() {}"},
+    ],
+}
+#: ... as the JSON text piped into `riido-pg hints`.
+EXAMPLE = json.dumps(EXAMPLE_REQUEST)
 
 
 def _server_dsn() -> str:

@@ -5,17 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conftest import Database
-
-EXAMPLE = {
-    "snapshot_id": "demo",
-    "query": "read config",
-    "documents": [
-        {"id": "a", "text": "read"},
-        {"id": "b", "text": "config"},
-        {"id": "c", "text": "func ReadConfig() {}"},
-    ],
-}
+from conftest import EXAMPLE, Database
 
 
 def _ids(out: str) -> list[str]:
@@ -23,7 +13,7 @@ def _ids(out: str) -> list[str]:
 
 
 def test_identifier_hints_order_is_a_c_b(cli: Any) -> None:
-    result = cli(["hints", "--identifier-hints"], input=json.dumps(EXAMPLE))
+    result = cli(["hints", "--identifier-hints"], input=EXAMPLE)
     assert result.code == 0, result.stderr
     body = json.loads(result.stdout)
     assert body["snapshot_id"] == "demo"
@@ -39,7 +29,7 @@ def test_identifier_hints_order_is_a_c_b(cli: Any) -> None:
 
 
 def test_default_policy_is_bm25_in_id_order_on_ties(cli: Any) -> None:
-    result = cli(["hints"], input=json.dumps(EXAMPLE))
+    result = cli(["hints"], input=EXAMPLE)
     assert result.code == 0, result.stderr
     assert json.loads(result.stdout)["policy"] == "bm25"
     assert _ids(result.stdout) == ["a", "b", "c"]
@@ -47,7 +37,7 @@ def test_default_policy_is_bm25_in_id_order_on_ties(cli: Any) -> None:
 
 def test_hints_persist_nothing(cli: Any, db: Database) -> None:
     before = {t: db.count(t) for t in ("snapshots", "documents", "postings", "column_stats")}
-    assert cli(["hints", "--identifier-hints"], input=json.dumps(EXAMPLE)).code == 0
+    assert cli(["hints", "--identifier-hints"], input=EXAMPLE).code == 0
     after = {t: db.count(t) for t in ("snapshots", "documents", "postings", "column_stats")}
     assert before == after
 
@@ -55,9 +45,7 @@ def test_hints_persist_nothing(cli: Any, db: Database) -> None:
 def test_identifier_hints_and_hints_file_conflict(cli: Any, tmp_path: Any) -> None:
     hints = tmp_path / "h.json"
     hints.write_text('["a"]')
-    result = cli(
-        ["hints", "--identifier-hints", "--hints-file", str(hints)], input=json.dumps(EXAMPLE)
-    )
+    result = cli(["hints", "--identifier-hints", "--hints-file", str(hints)], input=EXAMPLE)
     assert result.code == 2
     assert result.stdout == ""
     assert result.stderr == ("error: --identifier-hints and --hints-file cannot be used together\n")

@@ -8,19 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
-
-EXAMPLE = json.dumps(
-    {
-        "snapshot_id": "demo",
-        "query": "read config",
-        "documents": [
-            {"id": "a", "text": "read"},
-            {"id": "b", "text": "config"},
-            {"id": "c", "text": "func ReadConfig() {}"},
-        ],
-    }
-)
+from conftest import EXAMPLE, run_cli
 
 
 @pytest.mark.slow

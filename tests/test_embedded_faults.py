@@ -30,7 +30,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from conftest import CliResult, run_cli
+from conftest import EXAMPLE, CliResult, run_cli
 
 from riido_pg import migrate
 from riido_pg.embedded import (
@@ -43,17 +43,6 @@ from riido_pg.embedded import (
 
 pytestmark = pytest.mark.slow
 
-EXAMPLE = json.dumps(
-    {
-        "snapshot_id": "demo",
-        "query": "read config",
-        "documents": [
-            {"id": "a", "text": "read"},
-            {"id": "b", "text": "config"},
-            {"id": "c", "text": "func ReadConfig() {}"},
-        ],
-    }
-)
 ROOT = os.geteuid() == 0
 SERVER_USER = "embedded_postgres" if ROOT else pwd.getpwuid(os.geteuid()).pw_name
 
