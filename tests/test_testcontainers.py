@@ -8,7 +8,7 @@ import os
 import socket
 
 import pytest
-from conftest import run_cli
+from conftest import EXAMPLE, run_cli
 
 from riido_pg import migrate
 
@@ -49,15 +49,6 @@ def test_example_on_a_postgres_17_container() -> None:
     with PostgresContainer("postgres:17", driver=None) as pg:
         dsn = pg.get_connection_url()
         migrate.upgrade(dsn)
-        req = {
-            "snapshot_id": "demo",
-            "query": "read config",
-            "documents": [
-                {"id": "a", "text": "read"},
-                {"id": "b", "text": "config"},
-                {"id": "c", "text": "func ReadConfig() {}"},
-            ],
-        }
-        result = run_cli(["hints", "--identifier-hints"], dsn=dsn, input=json.dumps(req))
+        result = run_cli(["hints", "--identifier-hints"], dsn=dsn, input=EXAMPLE)
         assert result.code == 0, result.stderr
         assert [c["id"] for c in json.loads(result.stdout)["candidates"]] == ["a", "c", "b"]
