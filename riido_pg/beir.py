@@ -238,12 +238,13 @@ def _read_qrels(
     header_seen = False
     for lineno, line in _lines(path):
         where = f"{path}: line {lineno}"
-        fields = line.split("\t")
+        # tab-separated as BEIR writes it; any whitespace when there is no tab
+        fields = line.split("\t") if "\t" in line else line.split()
         if not header_seen:
             header_seen = True
             if len(fields) == 3 and _int(fields[2]) is None:
                 continue  # the header, whatever its column names
-            raise InvalidCorpus(f"{where}: expected the header line {QRELS_HEADER!r} first")
+            # no header: the first line is already a qrel
         if len(fields) != 3:
             raise InvalidCorpus(
                 f"{where}: expected 3 tab-separated fields (query-id, corpus-id, score), "
@@ -267,16 +268,22 @@ def _read_qrels(
         seen[qid, doc_id] = lineno
         if score > 0:
             targets.setdefault(qid, []).append((doc_id, score))
-    if not header_seen:
-        raise InvalidCorpus(f"{path}: empty; expected the header line {QRELS_HEADER!r}")
+    if not seen:
+        raise InvalidCorpus(f"{path}: no qrels")
     return targets
 
 
 def _int(text: str) -> int | None:
+    """An integer score; "1.0" counts as 1 (some tools write floats)."""
     try:
         return int(text.strip())
     except ValueError:
+        pass
+    try:
+        value = float(text.strip())
+    except ValueError:
         return None
+    return int(value) if value.is_integer() else None
 
 
 def read_beir(directory: Path) -> BeirCorpus:

@@ -155,7 +155,7 @@ def test_not_a_directory(tmp_path: Path) -> None:
         ("queries.jsonl", 2, '{"text": "no id"}\n', 'needs "_id"'),
         ("queries.jsonl", 4, '{"_id": "q4", "text": "a\\u0000b"}\n', "NUL"),
         ("queries.jsonl", 1, '{"_id": "q1", "text": "t", "metadata": "repo"}\n', "metadata"),
-        ("qrels/test.tsv", 3, "q2 d3 1\n", "3 tab-separated fields"),
+        ("qrels/test.tsv", 3, "q2 d3 1 extra\n", "3 tab-separated fields"),
         ("qrels/test.tsv", 2, "q1\td1\tone\n", "not an integer"),
         ("qrels/test.tsv", 4, "q2\td2\n", "3 tab-separated fields"),
     ],
@@ -218,21 +218,31 @@ def test_no_questions(tmp_path: Path) -> None:
     expect_error(directory, "queries.jsonl", "no questions")
 
 
-def test_qrels_without_header(tmp_path: Path) -> None:
+def test_qrels_without_header_or_tabs_or_with_float_scores(tmp_path: Path) -> None:
+    """Forgiving where the meaning is unambiguous: a first line whose score is a
+    number is a qrel, not a header; space-separated lines; "1.0" scores."""
     directory = write_beir(
         tmp_path / "c",
-        [{"_id": "d", "text": "x"}],
-        [{"_id": "q", "text": "x"}],
+        [{"_id": "d", "text": "x"}, {"_id": "e", "text": "y"}],
+        [{"_id": "q", "text": "x"}, {"_id": "r", "text": "y"}],
         [("q", "d", 1)],
         header=False,
     )
-    expect_error(directory, "test.tsv: line 1", "header")
+    with (directory / "qrels" / "test.tsv").open("a") as fh:
+        fh.write("r e 1.0\n")
+    corpus = read_beir(directory)
+    assert {(q.id, q.targets) for q in corpus.questions} == {
+        ("q", (("d", 1),)),
+        ("r", (("e", 1),)),
+    }
+    replace_line(directory / "qrels" / "test.tsv", 2, "r e 0.5\n")
+    expect_error(directory, "test.tsv: line 2", "score '0.5' is not an integer")
 
 
 def test_empty_qrels(tmp_path: Path) -> None:
     directory = small(tmp_path / "c")
     (directory / "qrels" / "test.tsv").write_text("")
-    expect_error(directory, "test.tsv", "empty")
+    expect_error(directory, "test.tsv", "no qrels")
 
 
 def test_no_question_with_a_target(tmp_path: Path) -> None:
