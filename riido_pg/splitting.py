@@ -24,7 +24,12 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["split_identifiers", "split_words"]
+__all__ = ["SPLITTER_VERSION", "split_identifiers", "split_words"]
+
+#: Part of every snapshot's content digest: bump it whenever the output of
+#: split_identifiers changes, so stored snapshots built with the old rules are seen as
+#: different content (reload with --replace) instead of silently reused.
+SPLITTER_VERSION = 2
 
 # Applied to ASCII text directly, and to a class string for other text, where every
 # base character is replaced by its class: "A" upper or titlecase, "a" other letter,

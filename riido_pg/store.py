@@ -32,7 +32,7 @@ from riido_pg.errors import (
     SnapshotNotFound,
 )
 from riido_pg.resources import sql_text
-from riido_pg.splitting import split_identifiers
+from riido_pg.splitting import SPLITTER_VERSION, split_identifiers
 
 __all__ = [
     "DEFAULT_TEXT_CONFIG",
@@ -83,7 +83,7 @@ class LoadResult:
 def content_digest(docs: Sequence[Document], text_config: str) -> str:
     """sha256 over the text configuration and the documents in id order."""
     h = hashlib.sha256()
-    h.update(f"riido-pg/1\0{text_config}\0".encode())
+    h.update(f"riido-pg/1\0splitter {SPLITTER_VERSION}\0{text_config}\0".encode())
     for doc in sorted(docs, key=lambda d: d.id):
         i = doc.id.encode("utf-8")
         t = doc.text.encode("utf-8")
