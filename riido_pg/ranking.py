@@ -12,6 +12,7 @@ import itertools
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
@@ -193,9 +194,9 @@ def _rank(
     policy: str,
     limit: int | None,
     hints: Sequence[str] | None,
-    label: str,
 ) -> Ranking:
     terms = query_terms(conn, query, snap.text_config)
+    label = ""
     if policy in IDENTIFIER_POLICIES and not terms.identifier_in_scope:
         policy, label = BM25, OUT_OF_SCOPE
     use_ident = policy in IDENTIFIER_POLICIES
@@ -266,7 +267,7 @@ def rank_snapshot(
         # heavy queries hash and sort posting rows; 4MB spills them to disk
         conn.execute("SET LOCAL work_mem = '32MB'")
         snap = get_snapshot(conn, snapshot_id)
-        return _rank(conn, snap, query, policy, limit, hints, "")
+        return _rank(conn, snap, query, policy, limit, hints)
 
 
 class _Rollback(Exception):
@@ -304,8 +305,8 @@ def rank_documents(
                 conn.execute(
                     "SELECT set_config('statement_timeout', %s, true)", (str(query_timeout[0]),)
                 )
-            snap = Snapshot(temp_id, len(request.documents), cfg, "ready", None, "")  # type: ignore[arg-type]
-            ranking = _rank(conn, snap, request.query, policy, limit, hints, "")
+            snap = Snapshot(temp_id, len(request.documents), cfg, "ready", datetime.now(UTC), "")
+            ranking = _rank(conn, snap, request.query, policy, limit, hints)
             result.append(
                 Ranking(request.snapshot_id, ranking.policy, ranking.candidates, ranking.status)
             )
