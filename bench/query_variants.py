@@ -58,13 +58,8 @@ from common import (
     write_results,
 )
 
-POLICIES = (
-    "bm25",
-    "identifier_bm25",
-    "identifier_bm25_baseline_first",
-    "identifier_bm25_auxiliary_first",
-    "external_hints_baseline_first",
-)
+from riido_pg.ranking import POLICIES
+
 LIMIT = 100
 
 _JOIN_SELECT = """

@@ -26,6 +26,7 @@ from riido_pg.store import (
     Snapshot,
     check_text_config,
     get_snapshot,
+    insert_snapshot_row,
     set_load_timeout,
     write_documents,
 )
@@ -292,12 +293,7 @@ def rank_documents(
         with conn.transaction():
             cfg = check_text_config(conn, text_config)
             temp_id = f"hints/{uuid.uuid4()}"
-            conn.execute(
-                "INSERT INTO riido.snapshots "
-                "(snapshot_id, text_config, state, document_count, content_digest, k1, b) "
-                "VALUES (%s, %s, 'ready', %s, '', 1.2, 0.75)",
-                (temp_id, cfg, len(request.documents)),
-            )
+            insert_snapshot_row(conn, temp_id, cfg, "ready", len(request.documents), "")
             query_timeout = conn.execute("SHOW statement_timeout").fetchone()
             set_load_timeout(conn)  # writing the documents is a load, not a query
             write_documents(conn, temp_id, request.documents, cfg)

@@ -44,6 +44,7 @@ __all__ = [
     "content_digest",
     "drop_snapshot",
     "get_snapshot",
+    "insert_snapshot_row",
     "list_snapshots",
     "load_snapshot",
     "set_load_timeout",
@@ -124,10 +125,16 @@ def check_text_config(conn: Conn, text_config: str) -> str:
     return str(row[0])
 
 
+#: The columns of riido.snapshots that make a Snapshot, in its field order.
+_SNAPSHOT_COLUMNS = (
+    "SELECT snapshot_id, document_count, text_config, state, created_at, content_digest "
+    "FROM riido.snapshots"
+)
+
+
 def _row(conn: Conn, snapshot_id: str) -> Snapshot | None:
     row = conn.execute(
-        "SELECT snapshot_id, document_count, text_config, state, created_at, content_digest "
-        "FROM riido.snapshots WHERE snapshot_id = %s",
+        _SNAPSHOT_COLUMNS + " WHERE snapshot_id = %s",
         (snapshot_id,),
     ).fetchone()
     return Snapshot(*row) if row else None
@@ -154,10 +161,7 @@ def get_snapshot(conn: Conn, snapshot_id: str) -> Snapshot:
 
 
 def list_snapshots(conn: Conn) -> list[Snapshot]:
-    rows = conn.execute(
-        "SELECT snapshot_id, document_count, text_config, state, created_at, content_digest "
-        "FROM riido.snapshots ORDER BY snapshot_id"
-    ).fetchall()
+    rows = conn.execute(_SNAPSHOT_COLUMNS + " ORDER BY snapshot_id").fetchall()
     return [Snapshot(*r) for r in rows]
 
 
@@ -319,6 +323,18 @@ def _refresh_statistics(conn: Conn, added: int) -> None:
                 conn.execute(sql.SQL("ANALYZE riido.{}").format(sql.Identifier(table)))
 
 
+def insert_snapshot_row(
+    conn: Conn, snapshot_id: str, text_config: str, state: str, documents: int, digest: str
+) -> None:
+    """The riido.snapshots row a load (or a hints request) writes its documents under."""
+    conn.execute(
+        "INSERT INTO riido.snapshots "
+        "(snapshot_id, text_config, state, document_count, content_digest, k1, b) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s)",
+        (snapshot_id, text_config, state, documents, digest, K1, B),
+    )
+
+
 def set_load_timeout(conn: Conn) -> None:
     """Loads are bounded by their input, not by the query statement timeout:
     ``RIIDO_PG_LOAD_TIMEOUT_MS`` (default 0, no limit) applies instead."""
@@ -371,12 +387,7 @@ def load_snapshot(
             if existing is not None:  # left "loading" by an interrupted load
                 _delete_content(conn, snapshot_id)
                 conn.execute("DELETE FROM riido.snapshots WHERE snapshot_id = %s", (snapshot_id,))
-            conn.execute(
-                "INSERT INTO riido.snapshots "
-                "(snapshot_id, text_config, state, document_count, content_digest, k1, b) "
-                "VALUES (%s, %s, 'loading', %s, %s, %s, %s)",
-                (snapshot_id, text_config, len(docs), digest, K1, B),
-            )
+            insert_snapshot_row(conn, snapshot_id, text_config, "loading", len(docs), digest)
         try:
             with conn.transaction():
                 set_load_timeout(conn)
