@@ -29,6 +29,17 @@ from riido_pg import migrate
 
 REPO = Path(__file__).resolve().parent.parent
 
+#: Every table of the riido schema (but alembic's).
+ALL_TABLES = (
+    "snapshots",
+    "documents",
+    "postings",
+    "column_stats",
+    "questions",
+    "targets",
+    "eval_corpora",
+)
+
 #: The CONTRACTS §1 example request.
 EXAMPLE_REQUEST: dict[str, Any] = {
     "snapshot_id": "demo",
@@ -83,6 +94,10 @@ class Database:
 
     def connect(self, **kwargs: Any) -> psycopg.Connection[Any]:
         return psycopg.connect(self.dsn, autocommit=True, **kwargs)
+
+    def counts(self) -> dict[str, int]:
+        """Row counts of every riido table, to show that a failure stored nothing."""
+        return {t: self.count(t) for t in ALL_TABLES}
 
     def count(self, table: str) -> int:
         with self.connect() as conn:

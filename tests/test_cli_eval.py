@@ -23,19 +23,6 @@ POLICIES = [
     "identifier_bm25_baseline_first",
     "identifier_bm25_auxiliary_first",
 ]
-TABLES = (
-    "snapshots",
-    "documents",
-    "postings",
-    "column_stats",
-    "questions",
-    "targets",
-    "eval_corpora",
-)
-
-
-def counts(db: Database) -> dict[str, int]:
-    return {t: db.count(t) for t in TABLES}
 
 
 def test_eval_directory_then_stored_snapshot(cli: Any, tmp_path: Path) -> None:
@@ -174,14 +161,14 @@ def fresh(tmp_path: Path) -> Iterator[Path]:
 def test_bad_input_one_error_line_nothing_stored(
     cli: Any, db: Database, fresh: Path, change: Any, fragments: list[str]
 ) -> None:
-    before = counts(db)
+    before = db.counts()
     change(fresh)
     assert_one_error(cli(["eval", str(fresh)]), *fragments)
-    assert counts(db) == before
+    assert db.counts() == before
 
 
 def test_usage_errors(cli: Any, db: Database, fresh: Path, tmp_path: Path) -> None:
-    before = counts(db)
+    before = db.counts()
     assert_one_error(cli(["eval"]), "BEIR_DIR", "--snapshot")
     assert_one_error(cli(["eval", str(fresh), "--snapshot", "x"]), "not both")
     assert_one_error(cli(["eval", str(tmp_path / "nowhere")]), "no such directory", "--snapshot")
@@ -195,7 +182,7 @@ def test_usage_errors(cli: Any, db: Database, fresh: Path, tmp_path: Path) -> No
         cli(["eval", str(fresh), "--text-config", "klingon"]), "text search configuration"
     )
     assert_one_error(cli(["eval", "--snapshot", "missing"]), "no snapshot 'missing'")
-    assert counts(db) == before
+    assert db.counts() == before
     assert cli(["load", "plain", str(fresh)]).code == 0
     assert_one_error(cli(["eval", "--snapshot", "plain"]), "no stored questions")
 

@@ -370,19 +370,6 @@ def test_per_repo_uses_the_question_repo(conn: Any, tmp_path: Path) -> None:
 # --- storing -------------------------------------------------------------------------
 
 
-def counts(db: Database) -> dict[str, int]:
-    tables = (
-        "snapshots",
-        "documents",
-        "postings",
-        "column_stats",
-        "questions",
-        "targets",
-        "eval_corpora",
-    )
-    return {t: db.count(t) for t in tables}
-
-
 def test_store_then_reuse_without_reloading(conn: Any, db: Database, tmp_path: Path) -> None:
     directory = tie_corpus(tmp_path / "beir")
     (directory / "corpus.jsonl").write_text(
@@ -395,10 +382,10 @@ def test_store_then_reuse_without_reloading(conn: Any, db: Database, tmp_path: P
         "SELECT created_at, xmin::text FROM riido.snapshots WHERE snapshot_id = %s",
         (first.snapshot_id,),
     ).fetchone()
-    before = counts(db)
+    before = db.counts()
     again = store_corpus(conn, directory)
     assert again == type(first)(first.snapshot_id, first.corpus_sha256, "reused")
-    assert counts(db) == before
+    assert db.counts() == before
     assert (
         conn.execute(
             "SELECT created_at, xmin::text FROM riido.snapshots WHERE snapshot_id = %s",
@@ -420,7 +407,7 @@ def test_failure_while_storing_questions_stores_nothing(
     conn: Any, db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     directory = generated_corpus(tmp_path / "beir", 5, n_docs=40, n_questions=5)
-    before = counts(db)
+    before = db.counts()
     real = evaluation._write_questions
 
     def write_then_fail(*args: Any) -> None:
@@ -430,7 +417,7 @@ def test_failure_while_storing_questions_stores_nothing(
     monkeypatch.setattr(evaluation, "_write_questions", write_then_fail)
     with pytest.raises(RuntimeError):
         store_corpus(conn, directory)
-    assert counts(db) == before  # ...and all rolled back
+    assert db.counts() == before  # ...and all rolled back
     monkeypatch.undo()
     assert store_corpus(conn, directory).action == "stored"  # and the lock was released
 
@@ -475,14 +462,14 @@ def test_drop_removes_questions_and_targets(conn: Any, db: Database, tmp_path: P
         [{"_id": "q", "text": "drop"}, {"_id": "q2", "text": "keep"}],
         [("q", "x1", 1), ("q2", "x2", 1)],
     )
-    before = counts(db)
+    before = db.counts()
     stored = store_corpus(conn, directory)
-    after = counts(db)
+    after = db.counts()
     assert after["questions"] - before["questions"] == 2
     assert after["targets"] - before["targets"] == 2
     assert after["eval_corpora"] - before["eval_corpora"] == 1
     drop_snapshot(conn, stored.snapshot_id)
-    assert counts(db) == before
+    assert db.counts() == before
 
 
 # --- run files -----------------------------------------------------------------------
