@@ -125,7 +125,7 @@ def loader_worker(
     dsn: str, kind: str, docs_n: int, max_loads: int, start: Any, deadline_box: Any, results: Any
 ) -> None:
     from riido_pg.documents import Document
-    from riido_pg.store import load_snapshot
+    from riido_pg.storage import load_snapshot
 
     out: dict[str, Any] = {
         "worker": "loader",
@@ -171,7 +171,7 @@ def main() -> None:
     kind = args.corpus if corpus.cosqa_available() else "synthetic"
 
     from riido_pg.ranking import rank_snapshot
-    from riido_pg.store import load_snapshot
+    from riido_pg.storage import load_snapshot
 
     docs = corpus.documents(kind, args.docs)
     ids = [d.id for d in docs]

@@ -1,4 +1,4 @@
-"""Load throughput: documents/second through ``riido_pg.store.load_snapshot`` and the CLI.
+"""Load throughput: documents/second through ``riido_pg.load_snapshot`` and the CLI.
 
 For each corpus and size a fresh database is created and migrated, the server is
 CHECKPOINTed, and one snapshot is loaded end to end (both columns, statistics,
@@ -13,8 +13,8 @@ then ``("index", i, 2)``):
 * ``insert``: ``sql/insert_documents.sql`` (both ``to_tsvector`` calls, lengths,
   documents rows and their indexes);
 * ``finalize_raw`` / ``finalize_ident``: ``sql/finalize_column.sql`` per column
-  (column statistics and postings);
-* ``count_commit``: ``sql/count_terms.sql``, the ready flip and COMMIT.
+  (the column's postings);
+* ``count_commit``: the ready flip, ANALYZE and COMMIT.
 
 The CLI run writes the same documents as a ``.jsonl`` file and times
 ``python -m riido_pg load SNAP FILE`` as a whole process (interpreter start, JSON
@@ -66,7 +66,7 @@ def _python_parts(docs: list[Any]) -> dict[str, float]:
     """Time the pure-Python work of a load on its own (not part of the measured run)."""
     from riido_pg.documents import validate_documents
     from riido_pg.splitting import split_identifiers
-    from riido_pg.store import content_digest
+    from riido_pg.storage import content_digest
 
     t0 = time.perf_counter()
     checked = validate_documents(docs)
@@ -79,7 +79,7 @@ def _python_parts(docs: list[Any]) -> dict[str, float]:
 
 
 def library_load(dsn: str, docs: list[Any]) -> dict[str, Any]:
-    from riido_pg.store import load_snapshot
+    from riido_pg.storage import load_snapshot
 
     conn = connect(dsn)
     clock = CpuClock(conn.info.backend_pid)

@@ -128,7 +128,7 @@ def main() -> None:
     import psutil
 
     from riido_pg.ranking import rank_snapshot
-    from riido_pg.store import load_snapshot
+    from riido_pg.storage import load_snapshot
 
     rss0 = psutil.Process().memory_info().rss
     t = time.perf_counter()

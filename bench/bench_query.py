@@ -143,7 +143,7 @@ def explain_rank(conn: Any, snapshot_id: str, query: str, col: str, n: int) -> d
 
 def run_size(args: Any, kind: str, size: int, queries: list[str]) -> dict[str, Any]:
     from riido_pg.ranking import rank_snapshot
-    from riido_pg.store import load_snapshot
+    from riido_pg.storage import load_snapshot
 
     docs = corpus.documents(kind, size)
     ids = [d.id for d in docs]

@@ -1,7 +1,7 @@
 """Shared plumbing for the benchmark scripts (not a test module; nothing here is timed).
 
 Each script creates its own database ``riido_bench_<name>_<random>`` on the server
-named by ``--dsn``, migrates it with :func:`riido_pg.migrate.upgrade`, and drops it at
+named by ``--dsn``, migrates it (``tests/databases.py``, shared with the tests), and drops it at
 the end (``--keep`` keeps it for inspection). Results go to ``bench/out/<name>.json``
 (gitignored) and a small markdown table goes to stdout.
 """
@@ -15,7 +15,6 @@ import platform
 import statistics
 import sys
 import time
-import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -30,6 +29,11 @@ if str(REPO) not in sys.path:  # run as `python bench/x.py` from a checkout
     sys.path.insert(0, str(REPO))
 if str(BENCH_DIR) not in sys.path:
     sys.path.insert(0, str(BENCH_DIR))
+if str(REPO / "tests") not in sys.path:  # the database plumbing the tests use
+    sys.path.insert(0, str(REPO / "tests"))
+
+import databases  # noqa: E402
+from databases import drop_database  # noqa: E402
 
 
 def base_parser(description: str) -> argparse.ArgumentParser:
@@ -45,39 +49,9 @@ def base_parser(description: str) -> argparse.ArgumentParser:
     return p
 
 
-def db_dsn(server_dsn: str, dbname: str) -> str:
-    from psycopg.conninfo import make_conninfo
-
-    return make_conninfo(server_dsn, dbname=dbname)
-
-
 def create_database(server_dsn: str, name: str, *, migrated: bool = True) -> tuple[str, str]:
     """Create and migrate ``riido_bench_<name>_<hex>``; return (dbname, dsn)."""
-    import psycopg
-    from psycopg import sql
-
-    from riido_pg import migrate
-
-    dbname = f"riido_bench_{name}_{uuid.uuid4().hex[:6]}"
-    with psycopg.connect(server_dsn, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(dbname)))
-    dsn = db_dsn(server_dsn, dbname)
-    if migrated:
-        migrate.upgrade(dsn)
-    return dbname, dsn
-
-
-def drop_database(server_dsn: str, dbname: str) -> None:
-    import psycopg
-    from psycopg import sql
-
-    with psycopg.connect(server_dsn, autocommit=True) as conn:
-        conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = %s AND pid <> pg_backend_pid()",
-            (dbname,),
-        )
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(dbname)))
+    return databases.create_database(server_dsn, f"riido_bench_{name}", migrated=migrated)
 
 
 @contextmanager

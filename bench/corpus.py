@@ -11,7 +11,7 @@ the 100,000-document one. Queries (:func:`synthetic_queries`) are short English
 questions over the same words ("how to parse json config from file").
 
 CoSQA (:func:`cosqa_documents`): the 6,267 real Python functions of
-``/work/shared/data/cosqa-dev/corpus.jsonl`` (or ``$RIIDO_BENCH_COSQA``), replicated
+``../shared/data/cosqa-dev/corpus.jsonl`` beside the checkout (or ``$RIIDO_BENCH_COSQA``), replicated
 with id suffixes (``c42``, ``c42~1``, ``c42~2``, ...) up to the asked count. The
 data is read in place and never copied into the repository (C-UDA).
 
@@ -45,7 +45,13 @@ __all__ = [
     "write_jsonl",
 ]
 
-COSQA_DIR = Path(os.environ.get("RIIDO_BENCH_COSQA", "/work/shared/data/cosqa-dev"))
+#: The development data lives beside the checkout (``../shared/data/cosqa-dev``), never in it.
+COSQA_DIR = Path(
+    os.environ.get(
+        "RIIDO_BENCH_COSQA",
+        Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "cosqa-dev",
+    )
+)
 
 VERBS = """
 get set read write load save parse format build create make init open close start stop

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Run every benchmark (full sizes) one after another; markdown to bench/out/<name>.md,
-# JSON to bench/out/<name>.json. About 35 minutes on a 2-core machine.
+# JSON to bench/out/<name>.json. About 30 minutes on a 2-core machine.
 # Usage: bench/run_all.sh [--dsn URL]      (extra arguments go to every script)
 set -e
 cd "$(dirname "$0")/.."
@@ -15,9 +15,5 @@ run bench_query "$@"
 run bench_hints "$@"
 run bench_concurrency "$@"
 run bench_million "$@"
-python bench/load_variants.py --size 20000 "$@" > bench/out/load_variants_synthetic_20000.md
-python bench/load_variants.py --size 100000 --corpus cosqa --repeat 1 \
-    --variants original,current,current+inline,parallel "$@" \
-    > bench/out/load_variants_cosqa_100000.md
-run query_variants "$@"
+run bench_eval "$@"
 echo "done: bench/out/" >&2

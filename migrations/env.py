@@ -10,7 +10,7 @@ from __future__ import annotations
 from alembic import context
 from sqlalchemy import text
 
-from riido_pg.models import SCHEMA, metadata
+from riido_pg.server.schema import SCHEMA, metadata
 
 config = context.config
 

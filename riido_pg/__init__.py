@@ -1,12 +1,14 @@
 """riido-pg: BM25 code search in PostgreSQL with opt-in, baseline-first identifier hints."""
 
-from riido_pg.documents import Document, HintsRequest
+from riido_pg.documents import Document, DocumentSet, HintsRequest
 from riido_pg.errors import (
     ConflictingOptions,
     DatabaseUnavailable,
     InvalidCorpus,
+    InvalidDsn,
     InvalidInput,
     InvalidTextConfig,
+    PermissionDenied,
     QueryTimeout,
     RiidoError,
     SchemaMissing,
@@ -15,10 +17,19 @@ from riido_pg.errors import (
     SnapshotLoading,
     SnapshotNotFound,
 )
-from riido_pg.interleave import auxiliary_first, baseline_first
-from riido_pg.ranking import POLICIES, Candidate, Ranking, rank_documents, rank_snapshot
+from riido_pg.ranking import (
+    POLICIES,
+    REGISTRY,
+    Candidate,
+    Policy,
+    Ranking,
+    auxiliary_first,
+    baseline_first,
+    rank_documents,
+    rank_snapshot,
+)
 from riido_pg.splitting import split_identifiers
-from riido_pg.store import (
+from riido_pg.storage import (
     LoadResult,
     Snapshot,
     drop_snapshot,
@@ -31,15 +42,20 @@ __version__ = "0.1.0"
 
 __all__ = [
     "POLICIES",
+    "REGISTRY",
     "Candidate",
     "ConflictingOptions",
     "DatabaseUnavailable",
     "Document",
+    "DocumentSet",
     "HintsRequest",
     "InvalidCorpus",
+    "InvalidDsn",
     "InvalidInput",
     "InvalidTextConfig",
     "LoadResult",
+    "PermissionDenied",
+    "Policy",
     "QueryTimeout",
     "Ranking",
     "RiidoError",

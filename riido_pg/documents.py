@@ -8,10 +8,10 @@ name the document (and, for files, the line).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from riido_pg.errors import InvalidInput
 
@@ -22,11 +22,14 @@ __all__ = [
     "MAX_QUERY_BYTES",
     "MAX_REQUEST_BYTES",
     "Document",
+    "DocumentSet",
     "HintsRequest",
     "check_document",
     "check_query",
     "check_snapshot_id",
     "describe",
+    "document_from_line",
+    "jsonl_documents",
     "parse_hints_file",
     "parse_request",
     "read_source",
@@ -54,13 +57,70 @@ class Document:
     text: str
 
 
+class DocumentSet(Sequence[Document]):
+    """Documents checked once, at the boundary: every one a valid :class:`Document`,
+    ids unique, at least one; held in id byte order (the order snapshots number them).
+
+    The constructor is the validation, so a ``DocumentSet`` that exists is valid and
+    the layers below (digest, loading) take it as it is. ``checked=True`` says every
+    item already came through :func:`check_document` (the file readers), which skips
+    only the per-document checks, never the duplicate and empty checks.
+    """
+
+    __slots__ = ("_docs",)
+
+    def __init__(
+        self, docs: Iterable[object], *, where: str = "input", checked: bool = False
+    ) -> None:
+        out: list[Document] = []
+        seen: set[str] = set()
+        for i, doc in enumerate(docs):
+            if not checked:
+                if not isinstance(doc, Document):
+                    raise InvalidInput(f"{where}: item {i} is not a riido_pg.Document")
+                check_document(doc.id, doc.text, f"{where}: documents[{i}]")
+            assert isinstance(doc, Document)
+            if doc.id in seen:
+                raise InvalidInput(f"{where}: duplicate document id {describe(doc.id)}")
+            seen.add(doc.id)
+            out.append(doc)
+        if not out:
+            raise InvalidInput(f"{where}: no documents")
+        out.sort(key=lambda d: d.id)  # code point order == UTF-8 byte order (no surrogates)
+        self._docs: tuple[Document, ...] = tuple(out)
+
+    @overload
+    def __getitem__(self, index: int) -> Document: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[Document]: ...
+    def __getitem__(self, index: int | slice) -> Document | Sequence[Document]:
+        return self._docs[index]
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def __iter__(self) -> Iterator[Document]:
+        return iter(self._docs)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DocumentSet):
+            return self._docs == other._docs
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._docs)
+
+    def __repr__(self) -> str:
+        return f"DocumentSet({len(self._docs)} documents)"
+
+
 @dataclass(frozen=True, slots=True)
 class HintsRequest:
-    """The stdin object of ``riido-pg hints``."""
+    """The stdin object of ``riido-pg hints``; its documents are validated."""
 
     snapshot_id: str
     query: str
-    documents: list[Document]
+    documents: DocumentSet
 
 
 def text_problem(value: str) -> str | None:
@@ -69,7 +129,11 @@ def text_problem(value: str) -> str | None:
         return "contains a NUL character"
     try:
         value.encode("utf-8")
-    except UnicodeEncodeError:
+    except UnicodeEncodeError as exc:
+        bad = value[exc.start]
+        if "\udc80" <= bad <= "\udcff":
+            # how Python decodes invalid bytes in command-line arguments (surrogateescape)
+            return "is not valid UTF-8"
         return "contains a lone surrogate (invalid unicode)"
     return None
 
@@ -141,24 +205,13 @@ def check_document(doc_id: object, text: object, where: str) -> Document:
 
 
 def validate_documents(
-    docs: Iterable[Document], *, where: str = "input", checked: bool = False
-) -> list[Document]:
+    docs: Iterable[object], *, where: str = "input", checked: bool = False
+) -> DocumentSet:
     """Check every document (unless ``checked``), that ids are unique and that there is
-    at least one; return the documents as a list."""
-    out: list[Document] = []
-    seen: set[str] = set()
-    for i, doc in enumerate(docs):
-        if not checked:
-            if not isinstance(doc, Document):
-                raise InvalidInput(f"{where}: item {i} is not a riido_pg.Document")
-            check_document(doc.id, doc.text, f"{where}: documents[{i}]")
-        if doc.id in seen:
-            raise InvalidInput(f"{where}: duplicate document id {describe(doc.id)}")
-        seen.add(doc.id)
-        out.append(doc)
-    if not out:
-        raise InvalidInput(f"{where}: no documents")
-    return out
+    at least one; the validated set, in id order."""
+    if isinstance(docs, DocumentSet):
+        return docs
+    return DocumentSet(docs, where=where, checked=checked)
 
 
 def _decode(data: bytes, where: str) -> str:
@@ -205,7 +258,22 @@ def parse_request(data: bytes, where: str = "stdin") -> HintsRequest:
     return HintsRequest(snapshot_id, query, docs)
 
 
-def _jsonl_documents(path: Path) -> Iterator[Document]:
+def document_from_line(obj: object, where: str) -> Document:
+    """The Document of one parsed ``.jsonl`` line: ``{"id","text"}``, or a BEIR corpus
+    line ``{"_id","title"?,"text"}`` whose non-empty title is prepended to the text
+    (``title + "\\n" + text``)."""
+    if isinstance(obj, dict) and "_id" in obj and "id" not in obj:
+        title = obj.get("title")
+        text = obj.get("text")
+        if isinstance(title, str) and title and isinstance(text, str):
+            text = f"{title}\n{text}"
+        obj = {"id": obj["_id"], "text": text}
+    return _document(obj, where)
+
+
+def jsonl_documents(path: Path) -> Iterator[Document]:
+    """Each non-blank line of a ``.jsonl`` file as a checked Document
+    (:func:`document_from_line`); errors name the line."""
     with path.open("rb") as fh:
         for lineno, raw in enumerate(fh, start=1):
             where = f"{path}: line {lineno}"
@@ -219,21 +287,20 @@ def _jsonl_documents(path: Path) -> Iterator[Document]:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
                 raise InvalidInput(f"{where}: malformed JSON: {exc.msg}") from exc
-            if isinstance(obj, dict) and "_id" in obj and "id" not in obj:
-                # BEIR corpus line: {"_id", "title"?, "text"}
-                title = obj.get("title")
-                text = obj.get("text")
-                if isinstance(title, str) and title and isinstance(text, str):
-                    text = f"{title}\n{text}"
-                obj = {"id": obj["_id"], "text": text}
-            yield _document(obj, where)
+            yield document_from_line(obj, where)
 
 
-def _json_documents(path: Path) -> list[Document]:
+def _json_documents(path: Path, snapshot_id: str | None) -> DocumentSet:
     where = str(path)
     obj = _loads(_decode(path.read_bytes(), where), where)
     if not isinstance(obj, dict) or not isinstance(obj.get("documents"), list):
         raise InvalidInput(f'{where}: expected a JSON object with a "documents" list')
+    named = obj.get("snapshot_id")
+    if snapshot_id is not None and named is not None and named != snapshot_id:
+        raise InvalidInput(
+            f"{where}: the file is for snapshot {describe(named)}, not {describe(snapshot_id)}; "
+            "load it under the id it names, or remove its snapshot_id"
+        )
     return validate_documents(
         (_document(d, f"{where}: documents[{i}]") for i, d in enumerate(obj["documents"])),
         where=where,
@@ -241,20 +308,23 @@ def _json_documents(path: Path) -> list[Document]:
     )
 
 
-def read_source(source: Path) -> list[Document]:
+def read_source(source: Path, *, snapshot_id: str | None = None) -> DocumentSet:
     """Documents of a ``.json`` request file, a ``.jsonl`` file of ``{"id","text"}``
-    lines, or a BEIR directory (its ``corpus.jsonl``; a title is prepended to text)."""
+    lines, or a BEIR directory (its ``corpus.jsonl``; a title is prepended to text).
+
+    A ``.json`` request file that names a ``snapshot_id`` other than ``snapshot_id``
+    (the id it is being loaded under) is refused: one of the two is a mistake."""
     if source.is_dir():
         corpus = source / "corpus.jsonl"
         if not corpus.is_file():
             raise InvalidInput(f"{source}: not a BEIR directory (no corpus.jsonl)")
-        return validate_documents(_jsonl_documents(corpus), where=str(corpus), checked=True)
+        return validate_documents(jsonl_documents(corpus), where=str(corpus), checked=True)
     if not source.exists():
         raise InvalidInput(f"{source}: no such file or directory")
     if source.suffix == ".jsonl":
-        return validate_documents(_jsonl_documents(source), where=str(source), checked=True)
+        return validate_documents(jsonl_documents(source), where=str(source), checked=True)
     if source.suffix == ".json":
-        return _json_documents(source)
+        return _json_documents(source, snapshot_id)
     raise InvalidInput(f"{source}: expected a .json file, a .jsonl file or a BEIR directory")
 
 

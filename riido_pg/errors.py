@@ -2,7 +2,9 @@
 
 Each class is one failure with one fix. The CLI turns any of them into a single
 ``error: ...`` line on stderr and exits with the class's ``exit_code``
-(CONTRACTS §2: 2 for bad input or usage, 1 for the environment).
+(2 for bad input or usage, 1 for the environment; README "Errors and exit codes").
+Database failures are turned into these classes once, inside the library
+(:mod:`riido_pg.server.errors`), so a Python caller sees the same classes as the CLI.
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ __all__ = [
     "DatabaseUnavailable",
     "DownloadFailed",
     "InvalidCorpus",
+    "InvalidDsn",
     "InvalidInput",
     "InvalidTextConfig",
+    "PermissionDenied",
     "QueryTimeout",
     "RiidoError",
     "SchemaMissing",
@@ -38,6 +42,10 @@ class InvalidInput(RiidoError):
 
 class InvalidCorpus(InvalidInput):
     """A BEIR directory that is missing a file or has a malformed line."""
+
+
+class InvalidDsn(InvalidInput):
+    """A connection string that does not parse or has a malformed value."""
 
 
 class InvalidTextConfig(InvalidInput):
@@ -70,6 +78,10 @@ class SchemaMissing(RiidoError):
 
 class DatabaseUnavailable(RiidoError):
     """The server cannot be reached or the embedded server cannot start."""
+
+
+class PermissionDenied(DatabaseUnavailable):
+    """The connected role may not do this (e.g. a read-only reader asked to load)."""
 
 
 class QueryTimeout(RiidoError):

@@ -1,20 +1,20 @@
--- finalize_column.sql: statistics and postings of one column of one snapshot.
+-- finalize_column.sql: the postings of one column of one snapshot.
 --
 -- Run once per column ({tsv} = tsv_raw | tsv_ident, {len} = len_raw | len_ident)
 -- when a snapshot is finalized. Snapshots are immutable, so these never go stale.
 --
--- BM25 (Lucene form, CONTRACTS §5):
+-- BM25 (Lucene form, README "Ranking"):
 --   idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))
 --   tfn(t, d) = tf / (tf + k1 * (1 - b + b * dl / avgdl))
 --   score(d, q) = sum over distinct query lexemes t in d of idf(t) * tfn(t, d)
 -- tf is the number of positions the tsvector keeps for the lexeme.
 -- Parameters: %(snapshot_id)s, %(col)s ('raw' | 'ident'), %(k1)s, %(b)s.
-WITH stats AS (
-    INSERT INTO riido.column_stats (snapshot_id, col, documents, avgdl, terms)
-    SELECT %(snapshot_id)s, %(col)s, count(*), coalesce(avg(d.{len}), 0)::float8, 0
+-- N and avgdl are the column's statistics; they are not stored, since idf and tfn
+-- below are all a ranking needs.
+WITH stats AS MATERIALIZED (
+    SELECT count(*) AS n, coalesce(avg(d.{len}), 0)::float8 AS avgdl
     FROM riido.documents AS d
     WHERE d.snapshot_id = %(snapshot_id)s
-    RETURNING documents AS n, avgdl
 )
 INSERT INTO riido.postings (snapshot_id, col, lexeme, df, idf, doc_ords, tfn)
 SELECT %(snapshot_id)s,

@@ -3,7 +3,7 @@
 -- The loader COPYs (doc_ord, doc_id, body, ident) into the temporary table
 -- riido_stage, where ident is the identifier-split body (riido_pg.splitting).
 -- Both tsvectors use the snapshot's text search configuration; len_* is the
--- document length dl of CONTRACTS §5: the number of lexeme occurrences, i.e. the
+-- document length dl of README "Ranking": the number of lexeme occurrences, i.e. the
 -- number of positions the tsvector keeps.
 -- Parameters: %(snapshot_id)s, %(text_config)s.
 INSERT INTO riido.documents

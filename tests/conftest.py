@@ -14,18 +14,19 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import databases
 import psycopg
 import pytest
 from psycopg import sql
 from psycopg.conninfo import make_conninfo
-
-from riido_pg import migrate
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -34,7 +35,6 @@ ALL_TABLES = (
     "snapshots",
     "documents",
     "postings",
-    "column_stats",
     "questions",
     "targets",
     "eval_corpora",
@@ -62,7 +62,7 @@ def _server_dsn() -> str:
     # which would lock the server (running as embedded_postgres) out of its data.
     home = Path(tempfile.mkdtemp(prefix="riido-pg-test-")) / "embedded-home"
     os.environ["RIIDO_PG_HOME"] = str(home)
-    from riido_pg.embedded import embedded_dsn
+    from riido_pg.server.embedded import embedded_dsn
 
     return embedded_dsn()
 
@@ -81,7 +81,7 @@ def server_dsn() -> Iterator[str]:
         )
     yield dsn
     if not os.environ.get("RIIDO_PG_TEST_DSN"):
-        from riido_pg.embedded import stop_embedded
+        from riido_pg.server.embedded import stop_embedded
 
         stop_embedded()
         shutil.rmtree(Path(os.environ["RIIDO_PG_HOME"]).parent, ignore_errors=True)
@@ -109,23 +109,11 @@ class Database:
 
 
 def create_database(server_dsn: str, prefix: str, *, migrated: bool = True) -> Database:
-    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(server_dsn, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    dsn = make_conninfo(server_dsn, dbname=name)
-    if migrated:
-        migrate.upgrade(dsn)
+    name, dsn = databases.create_database(server_dsn, prefix, migrated=migrated)
     return Database(dsn, name)
 
 
-def drop_database(server_dsn: str, name: str) -> None:
-    with psycopg.connect(server_dsn, autocommit=True) as conn:
-        conn.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE datname = %s AND pid <> pg_backend_pid()",
-            (name,),
-        )
-        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
+drop_database = databases.drop_database
 
 
 @pytest.fixture(scope="module")
@@ -187,3 +175,46 @@ def cli(db: Database) -> Any:
         return run_cli(args, dsn=db.dsn, **kwargs)
 
     return _run
+
+
+@contextmanager
+def table_locked(db: Database, table: str) -> Iterator[threading.Event]:
+    """Another session holds ACCESS EXCLUSIVE on riido.<table> until the block ends or
+    the yielded event is set."""
+    locked, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with db.connect() as conn, conn.transaction():
+            conn.execute(
+                sql.SQL("LOCK TABLE riido.{} IN ACCESS EXCLUSIVE MODE").format(
+                    sql.Identifier(table)
+                )
+            )
+            locked.set()
+            release.wait(120)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert locked.wait(10)
+        yield release
+    finally:
+        release.set()
+        holder.join()
+
+
+@contextmanager
+def login_role(db: Database, server_dsn: str, grant: Callable[[str], None]) -> Iterator[str]:
+    """A new login role, given rights by ``grant(role)``; yields its DSN for ``db`` and
+    drops the role afterwards."""
+    role = f"riido_reader_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(server_dsn, autocommit=True) as conn:
+        conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
+    try:
+        grant(role)
+        yield make_conninfo(db.dsn, user=role)
+    finally:
+        with db.connect() as conn:
+            conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
+        with psycopg.connect(server_dsn, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))

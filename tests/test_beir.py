@@ -3,70 +3,16 @@
 from __future__ import annotations
 
 import hashlib
-import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from corpus import replace_line, small, write_beir
 
-from riido_pg.beir import corpus_sha256, read_beir
 from riido_pg.documents import read_source
 from riido_pg.errors import InvalidCorpus
-
-Qrel = tuple[str, str, int]
-
-
-def write_beir(
-    directory: Path,
-    corpus: Iterable[dict[str, Any]],
-    queries: Iterable[dict[str, Any]],
-    qrels: Iterable[Qrel],
-    *,
-    header: bool = True,
-) -> Path:
-    """Write a BEIR directory (the helper every eval test uses)."""
-    directory.mkdir(parents=True, exist_ok=True)
-    (directory / "qrels").mkdir(exist_ok=True)
-    (directory / "corpus.jsonl").write_text(
-        "".join(json.dumps(d) + "\n" for d in corpus), encoding="utf-8"
-    )
-    (directory / "queries.jsonl").write_text(
-        "".join(json.dumps(q) + "\n" for q in queries), encoding="utf-8"
-    )
-    lines = ["query-id\tcorpus-id\tscore\n"] if header else []
-    lines += [f"{q}\t{d}\t{s}\n" for q, d, s in qrels]
-    (directory / "qrels" / "test.tsv").write_text("".join(lines), encoding="utf-8")
-    return directory
-
-
-def small(directory: Path) -> Path:
-    return write_beir(
-        directory,
-        [
-            {
-                "_id": "d1",
-                "title": "Reader",
-                "text": "def read_config(): pass",
-                "metadata": {"repo": "alpha"},
-            },
-            {"_id": "d2", "text": "def write_config(): pass", "metadata": {"repo": "beta"}},
-            {"_id": "d3", "title": "", "text": "def parse(): pass"},
-        ],
-        [
-            {"_id": "q1", "text": "read the config", "metadata": {"repo": "own"}},
-            {"_id": "q2", "text": "write config"},
-            {"_id": "q3", "text": "parse it"},
-            {"_id": "q4", "text": "nothing relevant"},
-        ],
-        [("q1", "d1", 1), ("q2", "d3", 1), ("q2", "d2", 2), ("q3", "d3", 1), ("q4", "d1", 0)],
-    )
-
-
-def replace_line(path: Path, lineno: int, text: str) -> None:
-    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
-    lines[lineno - 1] = text
-    path.write_text("".join(lines), encoding="utf-8")
+from riido_pg.evaluation.beir import corpus_sha256, read_beir
 
 
 def test_reads_documents_questions_targets(tmp_path: Path) -> None:

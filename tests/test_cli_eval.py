@@ -14,15 +14,12 @@ from typing import Any
 
 import pytest
 from conftest import Database
-from test_beir import replace_line, write_beir
-from test_metrics import tie_corpus
+from corpus import replace_line, tie_corpus, write_beir
 
-POLICIES = [
-    "bm25",
-    "identifier_bm25",
-    "identifier_bm25_baseline_first",
-    "identifier_bm25_auxiliary_first",
-]
+from riido_pg.ranking import evaluated_policies
+
+#: The policies that need nothing but the query (no hints file), from the registry.
+POLICIES = evaluated_policies()
 
 
 def test_eval_directory_then_stored_snapshot(cli: Any, tmp_path: Path) -> None:
@@ -198,14 +195,14 @@ def test_cli_import_stays_light() -> None:
 
 # --- the documentation-proxy corpus --------------------------------------------------
 
-HAVE_DOCPROXY = importlib.util.find_spec("riido_pg.docproxy") is not None
+HAVE_DOCPROXY = importlib.util.find_spec("riido_pg.evaluation.docproxy") is not None
 
 
 @pytest.fixture(scope="module")
 def docproxy_dir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not HAVE_DOCPROXY:
-        pytest.skip("riido_pg.docproxy is not available")
-    from riido_pg.docproxy import DocproxyDownloadError, build_docproxy
+        pytest.skip("riido_pg.evaluation.docproxy is not available")
+    from riido_pg.evaluation.docproxy import DownloadFailed, build_docproxy
 
     cache = request.config.cache
     cache_dir = (
@@ -216,7 +213,7 @@ def docproxy_dir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     out = tmp_path_factory.mktemp("docproxy") / "beir"
     try:
         build_docproxy(out, cache_dir=cache_dir)
-    except DocproxyDownloadError as exc:
+    except DownloadFailed as exc:
         pytest.skip(f"cannot download the pinned sdists: {exc}")
     return out
 
@@ -235,6 +232,7 @@ def test_corpus_docproxy_command(
     )
     assert result.code == 0, result.stderr
     assert result.stdout.startswith(f"wrote {out}: ")
+    assert result.stdout.count("\n") == 1 and "wrote" not in result.stderr  # said once
     for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv"):
         assert (out / name).read_bytes() == (docproxy_dir / name).read_bytes()
 

@@ -9,23 +9,6 @@ from typing import Any
 import pytest
 from conftest import Database, run_cli
 
-from riido_pg.cli import hoist_global_options
-
-
-@pytest.mark.parametrize(
-    ("args", "expected"),
-    [
-        (["query", "s", "q", "--dsn", "X"], ["--dsn", "X", "query", "s", "q"]),
-        (["query", "--dsn=X", "s", "q"], ["--dsn=X", "query", "s", "q"]),
-        (["--dsn", "X", "hints"], ["--dsn", "X", "hints"]),
-        (["hints", "--debug"], ["--debug", "hints"]),
-        (["query", "s", "--", "--dsn", "X"], ["query", "s", "--", "--dsn", "X"]),
-        (["query", "s", "--dsn"], ["query", "s", "--dsn"]),
-    ],
-)
-def test_hoist(args: list[str], expected: list[str]) -> None:
-    assert hoist_global_options(args) == expected
-
 
 def test_dsn_after_the_subcommand(db: Database) -> None:
     req = {"snapshot_id": "g", "query": "read", "documents": [{"id": "a", "text": "read"}]}
@@ -39,6 +22,32 @@ def test_dsn_after_the_subcommand(db: Database) -> None:
     assert json.loads(result.stdout)["candidates"] == [
         {"id": "a", "rank": 1, "bm25_score": pytest.approx(math.log(1 + 0.5 / 1.5) / (1 + 1.2))}
     ]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--dsn", "{dsn}", "snapshots", "list", "--format", "json"],
+        ["snapshots", "list", "--dsn", "{dsn}", "--format", "json"],
+        ["snapshots", "list", "--format", "json", "--dsn={dsn}"],
+    ],
+)
+def test_dsn_before_or_after_the_subcommand(db: Database, args: list[str]) -> None:
+    result = run_cli(
+        [a.replace("{dsn}", db.dsn) for a in args],
+        dsn=None,
+        env={"RIIDO_PG_HOME": "/nonexistent/never-used"},
+    )
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout) == []
+
+
+def test_a_dsn_on_the_command_line_wins_over_the_environment(db: Database) -> None:
+    result = run_cli(
+        ["snapshots", "list", "--dsn", db.dsn, "--format", "json"],
+        dsn="postgresql://nobody@127.0.0.1:1/nothing",
+    )
+    assert result.code == 0, result.stderr
 
 
 def test_debug_shows_the_traceback(cli: Any) -> None:

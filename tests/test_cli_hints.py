@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conftest import EXAMPLE, Database
+from conftest import ALL_TABLES, EXAMPLE, Database
 
 
 def _ids(out: str) -> list[str]:
@@ -36,9 +36,9 @@ def test_default_policy_is_bm25_in_id_order_on_ties(cli: Any) -> None:
 
 
 def test_hints_persist_nothing(cli: Any, db: Database) -> None:
-    before = {t: db.count(t) for t in ("snapshots", "documents", "postings", "column_stats")}
+    before = {t: db.count(t) for t in ALL_TABLES}
     assert cli(["hints", "--identifier-hints"], input=EXAMPLE).code == 0
-    after = {t: db.count(t) for t in ("snapshots", "documents", "postings", "column_stats")}
+    after = {t: db.count(t) for t in ALL_TABLES}
     assert before == after
 
 

@@ -37,10 +37,39 @@ def test_load_jsonl_then_query(cli: Any, tmp_path: Path) -> None:
 
 def test_load_json_request_file(cli: Any, tmp_path: Path) -> None:
     src = tmp_path / "req.json"
-    src.write_text(json.dumps({"snapshot_id": "x", "query": "q", "documents": DOCS}))
+    src.write_text(json.dumps({"snapshot_id": "cfg-json", "query": "q", "documents": DOCS}))
     result = cli(["load", "cfg-json", str(src)])
     assert result.code == 0, result.stderr
     assert result.stdout == "loaded snapshot 'cfg-json' (3 documents)\n"
+
+
+def test_load_json_request_file_naming_another_snapshot_is_refused(
+    cli: Any, db: Any, tmp_path: Path
+) -> None:
+    src = tmp_path / "req.json"
+    src.write_text(json.dumps({"snapshot_id": "x", "query": "q", "documents": DOCS}))
+    before = db.counts()
+    result = cli(["load", "other-id", str(src)])
+    assert (result.code, result.stdout, result.stderr) == (
+        2,
+        "",
+        f"error: {src}: the file is for snapshot 'x', not 'other-id'; load it under the id "
+        "it names, or remove its snapshot_id\n",
+    )
+    assert db.counts() == before
+
+
+def test_load_json_request_file_without_snapshot_id(cli: Any, tmp_path: Path) -> None:
+    src = tmp_path / "req.json"
+    src.write_text(json.dumps({"documents": DOCS}))
+    result = cli(["load", "cfg-json-any", str(src)])
+    assert result.code == 0, result.stderr
+
+
+def test_one_document_is_counted_in_the_singular(cli: Any, tmp_path: Path) -> None:
+    src = _jsonl(tmp_path / "one.jsonl", DOCS[:1])
+    result = cli(["load", "cfg-one", str(src)])
+    assert (result.code, result.stdout) == (0, "loaded snapshot 'cfg-one' (1 document)\n")
 
 
 def test_load_beir_directory(cli: Any, tmp_path: Path) -> None:
@@ -66,7 +95,8 @@ def test_same_content_is_a_noop_and_different_content_needs_replace(
     refused = cli(["load", "idem", str(changed)])
     assert refused.code == 2
     assert refused.stderr == (
-        "error: snapshot 'idem' exists with different content; pass --replace to replace it\n"
+        "error: snapshot 'idem' exists with different content; pass --replace (replace=True "
+        "in Python) to replace it\n"
     )
     assert _ranked(cli, "idem", "read") == ["read", "parse", "write"]
     replaced = cli(["load", "idem", str(changed), "--replace"])
@@ -158,5 +188,7 @@ def test_progress_bar_on_a_terminal(db: Any, tmp_path: Path) -> None:
     os.close(leader)
     assert proc.returncode == 0
     assert out == b"loaded snapshot 'bar' (20000 documents)\n"
-    assert b"staging documents" in seen or b"indexing columns" in seen
+    # rich redraws about ten times a second: the long one-statement phase is on screen
+    # with its spinner and clock, not frozen behind the finished staging bar
+    assert b"staging documents" in seen and b"computing tsvectors" in seen
     assert b"error" not in seen

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 from riido_pg import Document, load_snapshot
+from riido_pg.ranking import evaluated_policies
 
 DOCS = [
     Document("cfg.read", "def read(path):\n    return open(path).read()"),
@@ -20,12 +21,8 @@ DOCS = [
     Document("net.serve", "def ServeHTTP(handler):\n    handler.serve_forever()"),
     Document("misc", "def nothing():\n    pass"),
 ]
-POLICIES = [
-    "bm25",
-    "identifier_bm25",
-    "identifier_bm25_baseline_first",
-    "identifier_bm25_auxiliary_first",
-]
+#: The policies that need nothing but the query (no hints file), from the registry.
+POLICIES = evaluated_policies()
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -160,3 +157,81 @@ def test_overlong_identifier_query_falls_back(cli: Any) -> None:
     query = " ".join(f"word{i}x" for i in range(400))
     body = _json(cli(["query", "q", query, "--policy", "identifier_bm25"]))
     assert body["policy"] == "bm25_identifier_input_out_of_scope"
+
+
+LONG_ID = "beir-4da654ca97b8d464-english/" + "a-very-long-document-id" * 4
+
+
+def test_table_never_cuts_ids(db: Any, cli: Any) -> None:
+    with db.connect() as conn:
+        load_snapshot(conn, "long-ids", [Document(LONG_ID, "read config"), Document("x", "y")])
+    result = cli(["query", "long-ids", "read config", "--format", "table"])
+    assert result.code == 0, result.stderr
+    assert LONG_ID in result.stdout  # piped: the table is as wide as it needs
+    listed = cli(["snapshots", "list"])
+    assert listed.code == 0 and "long-ids" in listed.stdout
+
+
+def test_table_shows_the_first_20_and_says_how_many_more(db: Any, cli: Any) -> None:
+    with db.connect() as conn:
+        load_snapshot(conn, "many", [Document(f"d{i:03d}", f"read {i}") for i in range(45)])
+    result = cli(["query", "many", "read", "--format", "table"])
+    assert result.code == 0, result.stderr
+    rows = [line for line in result.stdout.splitlines() if " d0" in line]
+    assert len(rows) == 20
+    assert (
+        "25 more candidates not shown; --limit K shows the first K, --format json every one"
+        in " ".join(result.stdout.split())
+    )
+    limited = cli(["query", "many", "read", "--format", "table", "--limit", "30"])
+    assert len([line for line in limited.stdout.splitlines() if " d0" in line]) == 30
+    assert "not shown" not in limited.stdout  # the caller chose K
+    full = _json(cli(["query", "many", "read"]))
+    assert len(full["candidates"]) == 45  # JSON keeps the full ranking
+
+
+@pytest.mark.parametrize("query", ["", "   ", "the of and"])
+def test_no_searchable_words_is_said_on_stderr(cli: Any, query: str) -> None:
+    result = cli(["query", "q", query])
+    assert result.code == 0
+    assert result.stderr == (
+        "note: the query has no searchable words (empty, or only stop words for this text "
+        "configuration): every document scores 0 and they follow in id order\n"
+    )
+    body = json.loads(result.stdout)
+    assert [c["bm25_score"] for c in body["candidates"]] == [0.0] * len(DOCS)
+    assert [c["id"] for c in body["candidates"]] == sorted(d.id for d in DOCS)
+
+
+def test_a_searchable_query_has_no_note(cli: Any) -> None:
+    assert cli(["query", "q", "read config"]).stderr == ""
+
+
+def test_usage_names_arguments_consistently(cli: Any) -> None:
+    # upper-case metavars everywhere; typer marks required arguments with braces
+    for args, usage in (
+        (["query", "--help"], "Usage: riido-pg query [OPTIONS] {SNAPSHOT_ID} {QUERY}"),
+        (["load", "--help"], "Usage: riido-pg load [OPTIONS] {SNAPSHOT_ID} {SOURCE}"),
+        (
+            ["snapshots", "drop", "--help"],
+            "Usage: riido-pg snapshots drop [OPTIONS] {SNAPSHOT_ID}",
+        ),
+    ):
+        result = cli(args)
+        assert result.code == 0 and usage in result.stdout, result.stdout
+
+
+def test_query_argument_that_is_not_utf8(db: Any) -> None:
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RIIDO_PG_")}
+    env["RIIDO_PG_DSN"] = db.dsn
+    proc = subprocess.run(
+        [sys.executable.encode(), b"-m", b"riido_pg", b"query", b"q", b"read \xff config"],
+        capture_output=True,
+        env=env,
+        check=False,
+    )
+    assert (proc.returncode, proc.stderr) == (2, b"error: query is not valid UTF-8\n")

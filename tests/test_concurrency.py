@@ -14,6 +14,7 @@ from conftest import Database, run_cli
 from corpus import stdlib_functions
 
 from riido_pg import load_snapshot, rank_snapshot
+from riido_pg.ranking import evaluated_policies
 
 QUERIES = [
     "parse a quoted string",
@@ -27,12 +28,8 @@ QUERIES = [
     "escape special characters",
     "ReadConfig getHTTPResponseCode",
 ]
-POLICIES = [
-    "bm25",
-    "identifier_bm25",
-    "identifier_bm25_baseline_first",
-    "identifier_bm25_auxiliary_first",
-]
+#: The policies that need nothing but the query (no hints file), from the registry.
+POLICIES = evaluated_policies()
 ROUNDS = 8  # each worker runs every (query, policy) this many times
 
 WORKER = r"""

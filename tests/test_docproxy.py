@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from riido_pg.docproxy import (
+from riido_pg.errors import InvalidCorpus, RiidoError
+from riido_pg.evaluation.docproxy import (
     PINS,
-    DocproxyDownloadError,
+    DownloadFailed,
     FunctionRecord,
     assemble,
     build_docproxy,
@@ -23,7 +24,6 @@ from riido_pg.docproxy import (
     is_test_path,
     summary_of,
 )
-from riido_pg.errors import InvalidCorpus, RiidoError
 
 
 def extract(source: str | bytes, path: str = "pkg/mod.py") -> dict[str, FunctionRecord]:
@@ -318,7 +318,7 @@ def test_download_failure_names_the_package_and_the_fix(
 ) -> None:
     stderr = "ERROR: Could not find a version that satisfies the requirement\n\n"
     monkeypatch.setattr(subprocess, "run", fake_pip(1, stderr))
-    with pytest.raises(DocproxyDownloadError) as info:
+    with pytest.raises(DownloadFailed) as info:
         build_docproxy(tmp_path / "out", cache_dir=tmp_path / "cache")
     message = str(info.value)
     assert message.startswith(
@@ -334,7 +334,7 @@ def test_download_failure_names_the_package_and_the_fix(
 def test_unwritable_cache_dir_names_riido_pg_home(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")
-    with pytest.raises(DocproxyDownloadError, match="RIIDO_PG_HOME"):
+    with pytest.raises(DownloadFailed, match="RIIDO_PG_HOME"):
         build_docproxy(tmp_path / "out", cache_dir=blocker / "cache")
 
 
@@ -365,7 +365,7 @@ def test_real_build_is_byte_identical_and_sane(
 ) -> None:
     try:
         first = build_docproxy(tmp_path / "one", cache_dir=docproxy_cache)
-    except DocproxyDownloadError as exc:
+    except DownloadFailed as exc:
         pytest.skip(f"cannot download the pinned sdists from the package index: {exc}")
     assert sorted(p.name for p in docproxy_cache.iterdir()) == sorted(p.filename for p in PINS)
 

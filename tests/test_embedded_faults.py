@@ -32,8 +32,8 @@ import psycopg
 import pytest
 from conftest import EXAMPLE, CliResult, run_cli
 
-from riido_pg import migrate
-from riido_pg.embedded import (
+from riido_pg.server import migrate
+from riido_pg.server.embedded import (
     LEFTOVER_WAIT_S,
     LOCK_NAME,
     MARKER_NAME,

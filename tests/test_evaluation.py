@@ -5,94 +5,36 @@ determinism, run files, and the baseline-first Recall@1 invariant."""
 from __future__ import annotations
 
 import json
-import random
-import string
 from pathlib import Path
 from typing import Any
 
 import pytest
 from conftest import Database
-from test_beir import write_beir
-from test_metrics import tie_corpus
+from corpus import generated_corpus, tie_corpus, write_beir
 
-import riido_pg.evaluation as evaluation
+import riido_pg.evaluation.batch as evaluate_module
 from riido_pg.errors import InvalidInput, SnapshotNotFound
 from riido_pg.evaluation import (
-    EVAL_POLICIES,
     Evaluation,
+    corpora,
     evaluate,
-    evaluation_json,
+    scoring,
     snapshot_id_for,
     store_corpus,
 )
-from riido_pg.interleave import auxiliary_first, baseline_first
-from riido_pg.metrics import first_target_rank, rounded
+from riido_pg.evaluation.metrics import first_target_rank, rounded
 from riido_pg.ranking import (
     BM25,
     IDENTIFIER_BM25,
     IDENTIFIER_BM25_AUXILIARY_FIRST,
     IDENTIFIER_BM25_BASELINE_FIRST,
     OUT_OF_SCOPE,
+    evaluated_policies,
     query_terms,
     rank_snapshot,
 )
-from riido_pg.store import drop_snapshot, load_snapshot
-
-WORDS = (
-    "read write config file path open close parse json http server client request "
-    "response user name list dict value key error handle get set update delete create "
-    "table row column index query cache load save data stream buffer line text"
-).split()
-
-
-def generated_corpus(directory: Path, seed: int, n_docs: int = 300, n_questions: int = 50) -> Path:
-    """Code-like documents with exact duplicates, and questions of 1-6 words with 1-3
-    targets (plus qrels of score 0), one past the identifier limits, one of stopwords
-    only and one empty."""
-    rng = random.Random(seed)
-
-    def identifier() -> str:
-        parts = rng.sample(WORDS, rng.randint(1, 3))
-        style = rng.randrange(4)
-        if style == 0:
-            return parts[0] + "".join(p.title() for p in parts[1:])
-        if style == 1:
-            return "_".join(parts)
-        if style == 2:
-            return "".join(p.title() for p in parts)
-        return " ".join(parts)
-
-    texts: list[str] = []
-    for i in range(n_docs):
-        if texts and rng.random() < 0.1:
-            texts.append(rng.choice(texts))  # an exact duplicate: equal scores
-            continue
-        body = " ".join(identifier() for _ in range(rng.randint(1, 12)))
-        texts.append(f"def {identifier()}({identifier()}):\n    return {body} {i % 7}")
-    doc_ids = [f"doc-{i:04d}" for i in range(n_docs)]
-    rng.shuffle(doc_ids)  # file order is not id order
-    corpus = [{"_id": d, "text": t} for d, t in zip(doc_ids, texts, strict=True)]
-    queries = []
-    qrels: list[tuple[str, str, int]] = []
-    for i in range(n_questions):
-        qid = f"q{i:03d}"
-        text = " ".join(
-            rng.choice(WORDS) if rng.random() < 0.7 else identifier()
-            for _ in range(rng.randint(1, 6))
-        )
-        queries.append({"_id": qid, "text": text})
-        for d in rng.sample(doc_ids, rng.randint(1, 3)):
-            qrels.append((qid, d, rng.choice((1, 1, 2))))
-        if rng.random() < 0.3:
-            qrels.append((qid, rng.choice(doc_ids), 0))
-    letters = string.ascii_lowercase
-    many = " ".join("".join(rng.choice(letters) for _ in range(7)) for _ in range(300))
-    specials = {"q-many": many + " read config", "q-stop": "the of and", "q-empty": ""}
-    for qid, text in specials.items():
-        queries.append({"_id": qid, "text": text})
-        qrels.append((qid, rng.choice(doc_ids), 1))
-    return write_beir(directory, corpus, queries, qrels)
-
+from riido_pg.ranking.interleave import auxiliary_first, baseline_first
+from riido_pg.storage import drop_snapshot, load_snapshot
 
 NEAR = 1e-12  # relative: float summation-order noise is ~1e-16
 
@@ -129,7 +71,9 @@ def sql_path_ranks(
         qid = q["_id"]
         if qid not in targets:
             continue
-        lists = {p: rank_snapshot(conn, snapshot_id, q["text"], policy=p) for p in EVAL_POLICIES}
+        lists = {
+            p: rank_snapshot(conn, snapshot_id, q["text"], policy=p) for p in evaluated_policies()
+        }
         strict[qid] = {
             p: first_target_rank((c.id for c in r.candidates), targets[qid])
             for p, r in lists.items()
@@ -138,7 +82,7 @@ def sql_path_ranks(
         ident_list = lists[IDENTIFIER_BM25]
         raw_order = canonical(raw)
         if ident_list.policy == OUT_OF_SCOPE:
-            orders = dict.fromkeys(EVAL_POLICIES, raw_order)
+            orders = dict.fromkeys(evaluated_policies(), raw_order)
             ident_order = raw_order
         else:
             ident = [(c.id, c.identifier_bm25_score or 0.0) for c in ident_list.candidates]
@@ -170,7 +114,7 @@ def test_every_rank_equals_the_sql_path(
     stored = store_corpus(conn, directory, text_config=text_config)
     result = evaluate(conn, stored.snapshot_id)
     strict, tolerant, _noisy = sql_path_ranks(conn, directory, stored.snapshot_id)
-    got = {r.question_id: {p: r.ranks[p] for p in EVAL_POLICIES} for r in result.results}
+    got = {r.question_id: {p: r.ranks[p] for p in evaluated_policies()} for r in result.results}
     assert got == strict
     assert got == tolerant
     # the corpus exercises what it is meant to
@@ -199,7 +143,7 @@ def test_sql_path_ties_identical_documents(conn: Any, tmp_path: Path) -> None:
 def assert_our_scores_match_the_sql_scores(conn: Any, snapshot_id: str, query: str) -> None:
     ranking = rank_snapshot(conn, snapshot_id, query)
     terms = query_terms(conn, query, "english")
-    col = evaluation._column(conn, snapshot_id, "raw", [terms.raw], len(ranking.candidates))
+    col = scoring.column(conn, snapshot_id, "raw", [terms.raw], len(ranking.candidates))
     ours = (col.q @ col.w).toarray()[0]
     ords = dict(
         conn.execute(
@@ -231,13 +175,13 @@ def test_small_batches_give_the_same_result(
     conn: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     stored = store_corpus(conn, generated_corpus(tmp_path / "beir", 3))
-    whole = evaluation_json(evaluate(conn, stored.snapshot_id))
-    monkeypatch.setattr(evaluation, "BATCH_CELLS", 7 * 300)  # 7 questions per batch
+    whole = evaluate(conn, stored.snapshot_id).to_json()
+    monkeypatch.setattr(evaluate_module, "BATCH_CELLS", 7 * 300)  # 7 questions per batch
     seen: list[tuple[int, int]] = []
     batched = evaluate(
         conn, stored.snapshot_id, progress=lambda _p, done, total: seen.append((done, total))
     )
-    assert evaluation_json(batched) == whole
+    assert batched.to_json() == whole
     assert len(seen) == 8 and seen[-1] == (53, 53)
 
 
@@ -263,7 +207,7 @@ def test_hand_computed_ranks_and_figures(conn: Any, tmp_path: Path) -> None:
     by_id = {r.question_id: r for r in result.results}
     # q_stop has no identifier lexemes either: identifier policies fall back to bm25
     assert not by_id["q_stop"].identifier_in_scope
-    assert {by_id["q_stop"].ranks[p] for p in EVAL_POLICIES} == {3}
+    assert {by_id["q_stop"].ranks[p] for p in evaluated_policies()} == {3}
     assert result.to_dict()["corpus"]["identifier_out_of_scope"] == 1
     # q_ident: the identifier column finds e and f, both targets
     assert by_id["q_ident"].ranks["identifier_bm25"] == 1
@@ -273,18 +217,24 @@ def test_hand_computed_ranks_and_figures(conn: Any, tmp_path: Path) -> None:
 def test_output_shape_rounding_and_byte_identical_rerun(conn: Any, tmp_path: Path) -> None:
     directory = tie_corpus(tmp_path / "beir")
     stored = store_corpus(conn, directory)
-    first = evaluation_json(evaluate(conn, stored.snapshot_id))
-    assert evaluation_json(evaluate(conn, stored.snapshot_id)) == first
+    first = evaluate(conn, stored.snapshot_id).to_json()
+    assert evaluate(conn, stored.snapshot_id).to_json() == first
     data = json.loads(first)
     assert list(data) == ["config", "corpus", "per_repo", "policies", "versus_baseline"]
-    assert data["config"] == {"b": 0.75, "k1": 1.2, "text_config": "english"}
+    major = int(conn.execute("SHOW server_version_num").fetchone()[0]) // 10000
+    assert data["config"] == {
+        "b": 0.75,
+        "k1": 1.2,
+        "text_config": "english",
+        "postgresql_major": major,
+    }
     corpus = data["corpus"]
     assert corpus["documents"] == 22 and corpus["questions"] == 6
     assert corpus["skipped_questions"] == 0
     assert corpus["sha256"] == stored.corpus_sha256
     assert corpus["snapshot_id"] == snapshot_id_for(stored.corpus_sha256, "english")
-    assert list(data["policies"]) == sorted(EVAL_POLICIES)
-    assert sorted(data["versus_baseline"]) == sorted(p for p in EVAL_POLICIES if p != BM25)
+    assert list(data["policies"]) == sorted(evaluated_policies())
+    assert sorted(data["versus_baseline"]) == sorted(p for p in evaluated_policies() if p != BM25)
     for counts in data["versus_baseline"].values():
         assert sum(counts.values()) == 6
     assert data["per_repo"] == {}  # no question or target has a repo
@@ -408,13 +358,13 @@ def test_failure_while_storing_questions_stores_nothing(
 ) -> None:
     directory = generated_corpus(tmp_path / "beir", 5, n_docs=40, n_questions=5)
     before = db.counts()
-    real = evaluation._write_questions
+    real = corpora._write_questions
 
     def write_then_fail(*args: Any) -> None:
         real(*args)  # documents, postings, questions and targets are written by now...
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(evaluation, "_write_questions", write_then_fail)
+    monkeypatch.setattr(corpora, "_write_questions", write_then_fail)
     with pytest.raises(RuntimeError):
         store_corpus(conn, directory)
     assert db.counts() == before  # ...and all rolled back
@@ -479,10 +429,12 @@ def test_run_files(conn: Any, tmp_path: Path) -> None:
     stored = store_corpus(conn, tie_corpus(tmp_path / "beir"))
     run_dir = tmp_path / "runs"
     result = evaluate(conn, stored.snapshot_id, run_dir=run_dir, run_depth=3)
-    assert sorted(p.name for p in run_dir.iterdir()) == sorted(f"{p}.trec" for p in EVAL_POLICIES)
-    assert result.run_files == [run_dir / f"{p}.trec" for p in EVAL_POLICIES]
+    assert sorted(p.name for p in run_dir.iterdir()) == sorted(
+        f"{p}.trec" for p in evaluated_policies()
+    )
+    assert result.run_files == [run_dir / f"{p}.trec" for p in evaluated_policies()]
     bm25_ranks = {r.question_id: r.ranks[BM25] for r in result.results}
-    for policy in EVAL_POLICIES:
+    for policy in evaluated_policies():
         lines = (run_dir / f"{policy}.trec").read_text().splitlines()
         assert len(lines) == 6 * 3
         rows = [line.split(" ") for line in lines]

@@ -34,6 +34,7 @@ from riido_pg import (
     rank_documents,
     rank_snapshot,
 )
+from riido_pg.cli.search import NO_WORDS
 from riido_pg.documents import MAX_QUERY_BYTES
 from riido_pg.ranking import (
     BM25,
@@ -41,9 +42,9 @@ from riido_pg.ranking import (
     IDENTIFIER_BM25,
     IDENTIFIER_BM25_AUXILIARY_FIRST,
     IDENTIFIER_BM25_BASELINE_FIRST,
-    IDENTIFIER_POLICIES,
     OUT_OF_SCOPE,
     POLICIES,
+    REGISTRY,
 )
 
 SNAP = "hostile'; drop table riido.snapshots; --"
@@ -213,6 +214,9 @@ HOSTILE_EXAMPLES = [
     "🦀" * (MAX_QUERY_BYTES // 4) + "x",
 ]
 
+#: The policies that draw on the identifier column (and fall back outside its limits).
+IDENTIFIER_POLICIES = tuple(p.name for p in REGISTRY.values() if p.identifier)
+
 
 def expected_error(query: str) -> str | None:
     """The documented message for a query that is not valid input; None if valid."""
@@ -220,7 +224,9 @@ def expected_error(query: str) -> str | None:
         return "query contains a NUL character"
     try:
         size = len(query.encode("utf-8"))
-    except UnicodeEncodeError:
+    except UnicodeEncodeError as exc:
+        if "\udc80" <= query[exc.start] <= "\udcff":  # invalid bytes from argv
+            return "query is not valid UTF-8"
         return "query contains a lone surrogate (invalid unicode)"
     if size > MAX_QUERY_BYTES:
         return f"query is {size} bytes; the limit is {MAX_QUERY_BYTES}"
@@ -433,8 +439,10 @@ def _check_cli(result: Any, query: str, policy: str) -> None:
     if error is not None:
         assert (result.code, result.stdout, result.stderr) == (2, "", f"error: {error}\n")
         return
-    assert result.code == 0 and result.stderr == "", result
+    assert result.code == 0 and result.stderr in ("", f"note: {NO_WORDS}\n"), result
     body = json.loads(result.stdout)
+    if result.stderr:  # no searchable words: every document scores 0
+        assert all(c["bm25_score"] == 0.0 for c in body["candidates"])
     assert body["status"] == "unverified"
     check_candidates(body["snapshot_id"], body["policy"], body["candidates"], policy, {})
 
@@ -516,9 +524,13 @@ def test_cli_query_beginning_with_a_dash_needs_double_dash(cli: Any) -> None:
 
 
 def test_cli_table_format_with_hostile_queries(cli: Any) -> None:
-    for query in ("'; drop table riido.documents; --", "[bold]read[/bold] [/]", "%s {} $$"):
+    for query, stderr in (
+        ("'; drop table riido.documents; --", ""),
+        ("[bold]read[/bold] [/]", ""),
+        ("%s {} $$", f"note: {NO_WORDS}\n"),  # no searchable words: said on stderr
+    ):
         result = cli(["query", "--format", "table", "--", SNAP, query])
-        assert (result.code, result.stderr) == (0, ""), result
+        assert (result.code, result.stderr) == (0, stderr), result
         assert "'; drop table riido.documents; --" in result.stdout
 
 

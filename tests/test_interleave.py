@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 import riido_pg
 from riido_pg import auxiliary_first, baseline_first
-from riido_pg import interleave as interleave_module
+from riido_pg.ranking import interleave as interleave_module
 
 T = TypeVar("T", bound=Hashable)
 

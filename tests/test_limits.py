@@ -16,11 +16,10 @@ import string
 from typing import Any
 
 import pytest
+from conftest import ALL_TABLES as TABLES
 
 from riido_pg import Document, InvalidInput, load_snapshot, rank_snapshot
 from riido_pg.documents import MAX_DOCUMENT_BYTES
-
-TABLES = ("snapshots", "documents", "postings", "column_stats")
 
 
 def _ids_scores(conn: Any, snapshot: str, query: str) -> list[tuple[str, float]]:

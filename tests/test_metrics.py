@@ -11,14 +11,13 @@ from typing import Any
 
 import ir_measures
 import pytest
+from corpus import tie_corpus
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ir_measures import RR, Success
-from test_beir import write_beir
 
-from riido_pg.evaluation import EVAL_POLICIES, evaluate, store_corpus
-from riido_pg.interleave import iter_interleave
-from riido_pg.metrics import (
+from riido_pg.evaluation import evaluate, store_corpus
+from riido_pg.evaluation.metrics import (
     MEASURE_NAMES,
     Metric,
     aggregate,
@@ -26,6 +25,8 @@ from riido_pg.metrics import (
     records,
     rounded,
 )
+from riido_pg.ranking import evaluated_policies
+from riido_pg.ranking.interleave import iter_interleave
 
 OURS_TO_IR = {"recall@1": Success @ 1, "recall@10": Success @ 10, "mrr": RR}
 
@@ -152,52 +153,6 @@ def test_real_scores_with_ties_would_mislead_trec_tools(tmp_path: Path) -> None:
 # --- the evaluation's own run files ----------------------------------------------------
 
 
-def tie_corpus(directory: Path) -> Path:
-    """Exact score ties (duplicate texts), zero-score targets and several targets."""
-    docs = {
-        "a": "alpha beta",
-        "b": "alpha beta",
-        "c": "gamma",
-        "d": "delta delta",
-        "e": "def ReadConfig(path): return open(path)",
-        "f": "read the config file",
-        "g": "alpha",
-        "h": "gamma gamma alpha",
-        "i": "nothing here",
-        "j": "alpha beta",
-    }
-    for i in range(12):  # a tail of unmatched documents for ranks past 10
-        docs[f"z{i:02d}"] = f"filler{i} words"
-    queries = {
-        "q_tie": "alpha beta",
-        "q_multi": "alpha gamma",
-        "q_zero": "unmatched words",
-        "q_ident": "read config",
-        "q_late": "alpha",
-        "q_stop": "the of and",
-    }
-    qrels = [
-        ("q_tie", "j", 1),
-        ("q_tie", "i", 0),
-        ("q_multi", "b", 1),
-        ("q_multi", "h", 2),
-        ("q_multi", "c", 1),
-        ("q_zero", "z11", 1),
-        ("q_zero", "d", 1),
-        ("q_ident", "e", 1),
-        ("q_ident", "f", 1),
-        ("q_late", "z05", 1),
-        ("q_late", "z10", 1),
-        ("q_stop", "c", 1),
-    ]
-    return write_beir(
-        directory,
-        [{"_id": k, "text": v} for k, v in docs.items()],
-        [{"_id": k, "text": v} for k, v in queries.items()],
-        qrels,
-    )
-
-
 def test_eval_run_files_agree_with_ir_measures(conn: Any, tmp_path: Path) -> None:
     directory = tie_corpus(tmp_path / "beir")
     stored = store_corpus(conn, directory)
@@ -206,7 +161,7 @@ def test_eval_run_files_agree_with_ir_measures(conn: Any, tmp_path: Path) -> Non
     qrels = list(ir_measures.read_trec_qrels(_trec_qrels(directory, tmp_path / "qrels.txt")))
     by_q = {r.question_id: r for r in result.results}
     data = result.to_dict()
-    for policy in EVAL_POLICIES:
+    for policy in evaluated_policies():
         run = run_dir / f"{policy}.trec"
         assert run.is_file()
         got = ir_per_query(run, qrels)

@@ -15,9 +15,9 @@ from conftest import Database, create_database, drop_database
 from sqlalchemy import create_engine
 from sqlalchemy.pool import NullPool
 
-from riido_pg import migrate
 from riido_pg.db import SCHEMA_REVISION
-from riido_pg.models import SCHEMA, metadata
+from riido_pg.server import migrate
+from riido_pg.server.schema import SCHEMA, metadata
 
 
 @pytest.fixture
@@ -41,7 +41,7 @@ def test_upgrade_downgrade_upgrade(empty_db: Database) -> None:
     assert migrate.current(empty_db.dsn) is None
     migrate.upgrade(empty_db.dsn)
     assert migrate.current(empty_db.dsn) == SCHEMA_REVISION
-    assert {"snapshots", "documents", "postings", "column_stats"} <= _tables(empty_db.dsn)
+    assert {"snapshots", "documents", "postings"} <= _tables(empty_db.dsn)
     migrate.downgrade(empty_db.dsn, "base")
     assert migrate.current(empty_db.dsn) is None
     assert _tables(empty_db.dsn) <= {"alembic_version"}

@@ -4,36 +4,30 @@ snapshots and nothing else."""
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Iterator
 from typing import Any
 
 import psycopg
 import pytest
-from conftest import Database, run_cli
-from psycopg import sql
-from psycopg.conninfo import make_conninfo
+from conftest import Database, login_role, run_cli
 
 from riido_pg import Document, load_snapshot
 
 
 @pytest.fixture
 def reader(db: Database, server_dsn: str) -> Iterator[str]:
-    role = f"riido_reader_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(server_dsn, autocommit=True) as conn:
-        conn.execute(sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)))
     with db.connect() as conn:
         load_snapshot(conn, "pub", [Document("a", "read config"), Document("b", "write log")])
-    granted = run_cli(["db", "grant-reader", role], dsn=db.dsn)
-    assert (granted.code, granted.stdout) == (
-        0,
-        f"role {role!r} can now query snapshots (read-only)\n",
-    )
-    yield make_conninfo(db.dsn, user=role)
-    with db.connect() as conn:
-        conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
-    with psycopg.connect(server_dsn, autocommit=True) as conn:
-        conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+
+    def grant(role: str) -> None:
+        granted = run_cli(["db", "grant-reader", role], dsn=db.dsn)
+        assert (granted.code, granted.stdout) == (
+            0,
+            f"role {role!r} can now query snapshots (read-only)\n",
+        )
+
+    with login_role(db, server_dsn, grant) as dsn:
+        yield dsn
 
 
 def test_reader_can_query_and_list(reader: str) -> None:

@@ -25,6 +25,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from conftest import ALL_TABLES as TABLES
 
 from riido_pg import (
     Document,
@@ -49,7 +50,6 @@ from riido_pg.ranking import POLICIES
 
 Conn = psycopg.Connection[Any]
 ASTRAL = "\U0001d518"  # 4 bytes of UTF-8
-TABLES = ("snapshots", "documents", "postings", "column_stats")
 
 
 def _request(n_docs: int, *, query: str = "w1", snapshot_id: str = "s") -> bytes:
@@ -297,7 +297,7 @@ def one_doc(tmp_path_factory: pytest.TempPathFactory) -> Path:
         ("s" * (MAX_ID_BYTES + 1), f"snapshot id is longer than {MAX_ID_BYTES} bytes"),
         ("é" * (MAX_ID_BYTES // 2 + 1), f"snapshot id is longer than {MAX_ID_BYTES} bytes"),
         # invalid UTF-8 on the command line (a NUL cannot be passed in argv at all)
-        ("bad\udcff", "snapshot id contains a lone surrogate (invalid unicode)"),
+        ("bad\udcff", "snapshot id is not valid UTF-8"),
     ],
     ids=["empty", "long", "long-2-byte", "invalid-utf8"],
 )

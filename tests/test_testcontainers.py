@@ -10,7 +10,7 @@ import socket
 import pytest
 from conftest import EXAMPLE, run_cli
 
-from riido_pg import migrate
+from riido_pg.server import migrate
 
 pytestmark = pytest.mark.docker
 

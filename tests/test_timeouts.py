@@ -3,12 +3,11 @@ hangs; both surface as one `error:` line with exit 1."""
 
 from __future__ import annotations
 
-import threading
 import time
 from typing import Any
 
 import pytest
-from conftest import Database, run_cli
+from conftest import Database, run_cli, table_locked
 
 from riido_pg import Document, load_snapshot
 
@@ -39,27 +38,12 @@ def test_statement_timeout(db: Database) -> None:
 
 
 def test_lock_timeout_instead_of_hanging(db: Database) -> None:
-    locked = threading.Event()
-    release = threading.Event()
-
-    def hold() -> None:
-        with db.connect() as conn, conn.transaction():
-            conn.execute("LOCK TABLE riido.postings IN ACCESS EXCLUSIVE MODE")
-            locked.set()
-            release.wait(30)
-
-    holder = threading.Thread(target=hold)
-    holder.start()
-    try:
-        assert locked.wait(10)
+    with table_locked(db, "postings"):
         started = time.monotonic()
         result = run_cli(
             ["query", "t", "read config"], dsn=db.dsn, env={"RIIDO_PG_LOCK_TIMEOUT_MS": "500"}
         )
         elapsed = time.monotonic() - started
-    finally:
-        release.set()
-        holder.join()
     assert result.code == 1
     assert result.stderr == (
         "error: waited too long for a lock held by another session; try again, or raise "

@@ -1,4 +1,4 @@
-"""The pinned documentation-proxy evaluation corpus (CONTRACTS §5, ``corpus docproxy``).
+"""The pinned documentation-proxy evaluation corpus (README "Evaluation", ``corpus docproxy``).
 
 Questions are docstring summaries, documents are the functions' code without their
 docstrings: a proxy for "find the function that does X" over real library code.
@@ -74,11 +74,11 @@ from typing import TypeAlias
 import platformdirs
 
 from riido_pg.errors import DownloadFailed, InvalidCorpus
+from riido_pg.files import write_atomically
 
 __all__ = [
     "PINS",
     "BeirFiles",
-    "DocproxyDownloadError",
     "DocproxyStats",
     "FunctionRecord",
     "Pin",
@@ -95,9 +95,6 @@ __all__ = [
 ]
 
 MIN_QUESTION_WORDS = 3
-
-
-DocproxyDownloadError = DownloadFailed
 
 
 @dataclass(frozen=True)
@@ -238,8 +235,8 @@ def _run_pip(pin: Pin, dest: Path) -> None:
     raise _download_error(pin, dest.parent, _last_line(output))
 
 
-def _download_error(pin: Pin, cache_dir: Path, reason: str) -> DocproxyDownloadError:
-    return DocproxyDownloadError(
+def _download_error(pin: Pin, cache_dir: Path, reason: str) -> DownloadFailed:
+    return DownloadFailed(
         f"cannot download {pin.requirement}: {reason}; check the network and the pip index "
         f"settings, or put {pin.filename} (sha256 {pin.sha256}) into {cache_dir}"
     )
@@ -266,7 +263,7 @@ def fetch(pin: Pin, cache_dir: Path, progress: Callable[[str], None]) -> Path:
         try:
             cache_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise DocproxyDownloadError(
+            raise DownloadFailed(
                 f"cannot create the cache directory {cache_dir}: {exc.strerror}; "
                 "set RIIDO_PG_HOME to a writable directory"
             ) from exc
@@ -493,23 +490,11 @@ def assemble(records: Iterable[FunctionRecord]) -> BeirFiles:
     return BeirFiles(corpus.encode(), queries.encode(), qrels.encode(), stats)
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")  # open() honours the umask
-    try:
-        with tmp.open("wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 def write_beir(out_dir: Path, files: BeirFiles) -> None:
     """Write the three files, each replaced whole."""
-    _write_atomic(out_dir / "corpus.jsonl", files.corpus)
-    _write_atomic(out_dir / "queries.jsonl", files.queries)
-    _write_atomic(out_dir / "qrels" / "test.tsv", files.qrels)
+    write_atomically(out_dir / "corpus.jsonl", files.corpus)
+    write_atomically(out_dir / "queries.jsonl", files.queries)
+    write_atomically(out_dir / "qrels" / "test.tsv", files.qrels)
 
 
 def build_docproxy(
@@ -521,7 +506,7 @@ def build_docproxy(
     """Build the documentation-proxy corpus as a BEIR directory in ``out_dir``.
 
     Downloads the pinned sdists into ``cache_dir`` (default :func:`default_cache_dir`)
-    unless they are there already. Raises :class:`DocproxyDownloadError` when a file is
+    unless they are there already. Raises :class:`DownloadFailed` when a file is
     missing and cannot be fetched, :class:`~riido_pg.errors.InvalidCorpus` when a file
     does not have its pinned sha256. Nothing is written before everything is computed.
     """
@@ -536,9 +521,5 @@ def build_docproxy(
         records.extend(found)
     files = assemble(records)
     write_beir(out_dir, files)
-    stats = files.stats
-    report(
-        f"wrote {stats.documents} documents, {stats.questions} questions, {stats.qrels} qrels "
-        f"to {out_dir} in {time.monotonic() - started:.1f} s"
-    )
-    return stats
+    report(f"built in {time.monotonic() - started:.1f} s")
+    return files.stats

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
-
-import psycopg
 from psycopg import sql
 
 from riido_pg.errors import InvalidInput
 from riido_pg.resources import sql_text
+from riido_pg.server.connect import Conn
+from riido_pg.server.errors import translated
 
 __all__ = ["grant_reader"]
 
 
-def grant_reader(conn: psycopg.Connection[Any], role: str) -> None:
+@translated
+def grant_reader(conn: Conn, role: str) -> None:
     """Grant ``role`` (an existing role) read-only access to riido's snapshots."""
     exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
     if exists is None:

@@ -1,4 +1,4 @@
-"""Evaluation measures over a question's first-target rank (CONTRACTS §5).
+"""Evaluation measures over a question's first-target rank (README "Evaluation").
 
 Every measure of the study is a function of one number per question: the rank
 (1-based, in the full ranking) of the first document that is one of its targets.

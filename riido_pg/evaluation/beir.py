@@ -1,4 +1,4 @@
-"""Reading and validating a BEIR directory (CONTRACTS §5 "Evaluation input").
+"""Reading and validating a BEIR directory (README "Evaluation input").
 
 A BEIR directory holds
 
@@ -38,10 +38,10 @@ from riido_pg.documents import (
     MAX_ID_BYTES,
     MAX_QUERY_BYTES,
     Document,
-    _jsonl_documents,
+    DocumentSet,
     describe,
+    document_from_line,
     text_problem,
-    validate_documents,
 )
 from riido_pg.errors import InvalidCorpus, InvalidInput
 
@@ -50,10 +50,13 @@ __all__ = [
     "FILES",
     "QRELS_FILE",
     "QUERIES_FILE",
+    "BeirBytes",
     "BeirCorpus",
     "Question",
     "corpus_sha256",
+    "parse_beir",
     "read_beir",
+    "read_files",
 ]
 
 CORPUS_FILE = "corpus.jsonl"
@@ -79,7 +82,7 @@ class Question:
 class BeirCorpus:
     path: Path
     sha256: str
-    documents: list[Document]
+    documents: DocumentSet
     #: Every question of queries.jsonl, in file order, with or without targets.
     questions: list[Question]
 
@@ -97,49 +100,67 @@ def _file(directory: Path, name: str) -> Path:
     return path
 
 
-def corpus_sha256(directory: Path) -> str:
-    """sha256 of corpus.jsonl, queries.jsonl and qrels/test.tsv, concatenated in that order."""
+@dataclass(frozen=True, slots=True)
+class BeirBytes:
+    """The bytes of a BEIR directory's three files, read once, and their digest."""
+
+    directory: Path
+    sha256: str
+    data: dict[str, bytes]
+
+    def path(self, name: str) -> Path:
+        return self.directory / name
+
+
+def read_files(directory: Path) -> BeirBytes:
+    """Read corpus.jsonl, queries.jsonl and qrels/test.tsv once, and hash them."""
     if not directory.is_dir():
         raise InvalidCorpus(f"{directory}: not a directory (expected a BEIR directory)")
     h = hashlib.sha256()
+    data: dict[str, bytes] = {}
     for name in FILES:
         path = _file(directory, name)
         try:
-            with path.open("rb") as fh:
-                while chunk := fh.read(1 << 20):
-                    h.update(chunk)
+            data[name] = path.read_bytes()
         except OSError as exc:
             raise InvalidCorpus(f"{path}: cannot read: {exc.strerror}") from exc
-    return h.hexdigest()
+        h.update(data[name])
+    return BeirBytes(directory, h.hexdigest(), data)
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, text) of the non-blank lines, decoded as UTF-8."""
-    try:
-        with path.open("rb") as fh:
-            for lineno, raw in enumerate(fh, start=1):
-                try:
-                    line = raw.decode("utf-8")
-                except UnicodeDecodeError as exc:
-                    raise InvalidCorpus(
-                        f"{path}: line {lineno}: invalid UTF-8 (byte {exc.start})"
-                    ) from exc
-                if line.strip():
-                    yield lineno, line.rstrip("\r\n")
-    except OSError as exc:
-        raise InvalidCorpus(f"{path}: cannot read: {exc.strerror}") from exc
+def corpus_sha256(directory: Path) -> str:
+    """sha256 of corpus.jsonl, queries.jsonl and qrels/test.tsv, concatenated in that order."""
+    return read_files(directory).sha256
 
 
-def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    for lineno, line in _lines(path):
+def _lines(files: BeirBytes, name: str) -> Iterator[tuple[int, str]]:
+    """(line number, text) of the non-blank lines of one file, decoded as UTF-8."""
+    path = files.path(name)
+    for lineno, raw in enumerate(files.data[name].split(b"\n"), start=1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidCorpus(f"{path}: line {lineno}: invalid UTF-8 (byte {exc.start})") from exc
+        if line.strip():
+            yield lineno, line.rstrip("\r\n")
+
+
+def _json_values(files: BeirBytes, name: str) -> Iterator[tuple[int, object]]:
+    path = files.path(name)
+    for lineno, line in _lines(files, name):
         try:
             obj = json.loads(line)
         except json.JSONDecodeError as exc:
             raise InvalidCorpus(f"{path}: line {lineno}: malformed JSON: {exc.msg}") from exc
         except RecursionError as exc:
             raise InvalidCorpus(f"{path}: line {lineno}: JSON nested too deeply") from exc
+        yield lineno, obj
+
+
+def _json_lines(files: BeirBytes, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
+    for lineno, obj in _json_values(files, name):
         if not isinstance(obj, dict):
-            raise InvalidCorpus(f"{path}: line {lineno}: expected a JSON object")
+            raise InvalidCorpus(f"{files.path(name)}: line {lineno}: expected a JSON object")
         yield lineno, obj
 
 
@@ -160,44 +181,39 @@ def _repo(obj: dict[str, Any], where: str) -> str:
     return repo
 
 
-def _read_corpus(path: Path) -> tuple[list[Document], dict[str, str]]:
-    """The documents (the ``load`` reader) and each document's repo."""
-    try:
-        docs = list(_jsonl_documents(path))
-    except InvalidCorpus:
-        raise
-    except InvalidInput as exc:
-        raise InvalidCorpus(str(exc)) from exc
-    except OSError as exc:
-        raise InvalidCorpus(f"{path}: cannot read: {exc.strerror}") from exc
-    # Second, light pass for what the document reader does not keep: line numbers
-    # (duplicate ids) and metadata.repo. The first pass validated every line.
+def _read_corpus(files: BeirBytes) -> tuple[DocumentSet, dict[str, str]]:
+    """The documents (the ``load`` rule for BEIR lines) and each document's repo, in
+    one pass that names the line of every problem."""
+    path = files.path(CORPUS_FILE)
+    docs: list[Document] = []
     repos: dict[str, str] = {}
     first_line: dict[str, int] = {}
-    for lineno, obj in _json_lines(path):
-        doc_id = obj["_id"] if "_id" in obj and "id" not in obj else obj["id"]
+    for lineno, obj in _json_values(files, CORPUS_FILE):
         where = f"{path}: line {lineno}"
-        if doc_id in first_line:
+        try:
+            doc = document_from_line(obj, where)
+        except InvalidInput as exc:
+            raise InvalidCorpus(str(exc)) from exc
+        if doc.id in first_line:
             raise InvalidCorpus(
-                f"{where}: duplicate document id {describe(doc_id)} (first on line "
-                f"{first_line[doc_id]})"
+                f"{where}: duplicate document id {describe(doc.id)} (first on line "
+                f"{first_line[doc.id]})"
             )
-        first_line[doc_id] = lineno
-        repos[doc_id] = _repo(obj, where)
+        first_line[doc.id] = lineno
+        assert isinstance(obj, dict)  # document_from_line accepts only objects
+        repos[doc.id] = _repo(obj, where)
+        docs.append(doc)
     if not docs:
         raise InvalidCorpus(f"{path}: no documents")
-    try:
-        docs = validate_documents(docs, where=str(path))
-    except InvalidInput as exc:  # pragma: no cover - both checked above
-        raise InvalidCorpus(str(exc)) from exc
-    return docs, repos
+    return DocumentSet(docs, where=str(path), checked=True), repos
 
 
-def _read_queries(path: Path) -> list[tuple[str, str, str]]:
+def _read_queries(files: BeirBytes) -> list[tuple[str, str, str]]:
     """(id, text, own repo) of each question, in file order."""
+    path = files.path(QUERIES_FILE)
     out: list[tuple[str, str, str]] = []
     first_line: dict[str, int] = {}
-    for lineno, obj in _json_lines(path):
+    for lineno, obj in _json_lines(files, QUERIES_FILE):
         where = f"{path}: line {lineno}"
         qid = obj.get("_id")
         if not isinstance(qid, str) or not qid:
@@ -230,13 +246,14 @@ def _read_queries(path: Path) -> list[tuple[str, str, str]]:
 
 
 def _read_qrels(
-    path: Path, questions: set[str], documents: set[str]
+    files: BeirBytes, questions: set[str], documents: set[str]
 ) -> dict[str, list[tuple[str, int]]]:
     """Targets (score > 0) per question id, in file order."""
+    path = files.path(QRELS_FILE)
     targets: dict[str, list[tuple[str, int]]] = {}
     seen: dict[tuple[str, str], int] = {}
     header_seen = False
-    for lineno, line in _lines(path):
+    for lineno, line in _lines(files, QRELS_FILE):
         where = f"{path}: line {lineno}"
         # tab-separated as BEIR writes it; any whitespace when there is no tab
         fields = line.split("\t") if "\t" in line else line.split()
@@ -286,12 +303,11 @@ def _int(text: str) -> int | None:
     return int(value) if value.is_integer() else None
 
 
-def read_beir(directory: Path) -> BeirCorpus:
-    """Read and validate a BEIR directory (see the module docstring for the rules)."""
-    digest = corpus_sha256(directory)
-    docs, doc_repos = _read_corpus(directory / CORPUS_FILE)
-    queries = _read_queries(directory / QUERIES_FILE)
-    targets = _read_qrels(directory / QRELS_FILE, {q[0] for q in queries}, {d.id for d in docs})
+def parse_beir(files: BeirBytes) -> BeirCorpus:
+    """Validate and parse the files of a BEIR directory (see the module docstring)."""
+    docs, doc_repos = _read_corpus(files)
+    queries = _read_queries(files)
+    targets = _read_qrels(files, {q[0] for q in queries}, {d.id for d in docs})
     questions: list[Question] = []
     for qid, text, own_repo in queries:
         mine = tuple(targets.get(qid, ()))
@@ -299,6 +315,11 @@ def read_beir(directory: Path) -> BeirCorpus:
         questions.append(Question(qid, text, repo, mine))
     if not targets:
         raise InvalidCorpus(
-            f"{directory / QRELS_FILE}: no question has a target (a qrel with score > 0)"
+            f"{files.path(QRELS_FILE)}: no question has a target (a qrel with score > 0)"
         )
-    return BeirCorpus(directory, digest, docs, questions)
+    return BeirCorpus(files.directory, files.sha256, docs, questions)
+
+
+def read_beir(directory: Path) -> BeirCorpus:
+    """Read and validate a BEIR directory (see the module docstring for the rules)."""
+    return parse_beir(read_files(directory))

@@ -25,7 +25,6 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = [
     "Base",
-    "ColumnStats",
     "Document",
     "EvalCorpus",
     "Posting",
@@ -87,27 +86,6 @@ class Document(Base):
     tsv_ident: Mapped[str] = mapped_column(TSVECTOR, nullable=False)
     len_raw: Mapped[int] = mapped_column(Integer, nullable=False)
     len_ident: Mapped[int] = mapped_column(Integer, nullable=False)
-
-
-class ColumnStats(Base):
-    """Per-snapshot, per-column statistics, computed once when the snapshot is finalized."""
-
-    __tablename__ = "column_stats"
-    __table_args__ = (
-        CheckConstraint("col IN ('raw', 'ident')", name="column_stats_col_check"),
-        ForeignKeyConstraint(
-            ["snapshot_id"],
-            ["riido.snapshots.snapshot_id"],
-            name="column_stats_snapshot_id_fkey",
-            ondelete="CASCADE",
-        ),
-    )
-
-    snapshot_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
-    col: Mapped[str] = mapped_column(Text, primary_key=True)
-    documents: Mapped[int] = mapped_column(Integer, nullable=False)
-    avgdl: Mapped[float] = mapped_column(DOUBLE_PRECISION, nullable=False)
-    terms: Mapped[int] = mapped_column(Integer, nullable=False)
 
 
 class Posting(Base):

@@ -1,4 +1,4 @@
-"""Interleaving a baseline ranking with a hint ranking (CONTRACTS §5).
+"""Interleaving a baseline ranking with a hint ranking (README "Ranking").
 
 The one implementation used by the Python API, the CLI and the evaluation.
 """

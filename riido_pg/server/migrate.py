@@ -10,8 +10,9 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine
 from sqlalchemy.pool import NullPool
 
-from riido_pg.models import SCHEMA
 from riido_pg.resources import migrations_dir
+from riido_pg.server.errors import translated
+from riido_pg.server.schema import SCHEMA
 
 __all__ = ["current", "downgrade", "head", "upgrade"]
 
@@ -45,14 +46,17 @@ def _run(dsn: str, action: str, revision: str) -> None:
     engine.dispose()
 
 
+@translated
 def upgrade(dsn: str, revision: str = "head") -> None:
     _run(dsn, "upgrade", revision)
 
 
+@translated
 def downgrade(dsn: str, revision: str) -> None:
     _run(dsn, "downgrade", revision)
 
 
+@translated
 def current(dsn: str) -> str | None:
     engine = create_engine(
         "postgresql+psycopg://", creator=lambda: psycopg.connect(dsn), poolclass=NullPool

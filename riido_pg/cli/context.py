@@ -1,0 +1,206 @@
+"""What every command shares: the global options, the connection, progress, output.
+
+Global options (``--dsn``, ``--debug``) are accepted before the subcommand (on the
+app's callback) and after it (on each command that talks to a server); both land in
+one :class:`Settings` object, click's context object for the whole run.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from riido_pg.db import Conn
+
+__all__ = [
+    "DebugOption",
+    "DsnOption",
+    "Format",
+    "HintsFile",
+    "IdentifierHints",
+    "LimitOpt",
+    "PolicyOpt",
+    "Settings",
+    "TextConfig",
+    "connect",
+    "emit_json",
+    "note",
+    "progress_bar",
+    "select_policy",
+    "settings",
+]
+
+
+@dataclass
+class Settings:
+    """The run's global options; ``signal`` is set when SIGTERM asked it to stop."""
+
+    dsn: str | None = None
+    debug: bool = False
+    signal: int | None = None
+
+    def update(self, dsn: str | None, debug: bool) -> Settings:
+        if dsn:
+            self.dsn = dsn
+        if debug and not self.debug:
+            self.debug = True
+            logging.disable(logging.NOTSET)
+            logging.basicConfig(level=logging.INFO, format="%(name)s: %(message)s")
+        return self
+
+
+def settings(ctx: typer.Context, dsn: str | None = None, debug: bool = False) -> Settings:
+    """The run's Settings, updated with options given after the subcommand."""
+    obj = ctx.find_object(Settings)
+    if obj is None:  # invoked without riido_pg.cli.main (e.g. typer's test runner)
+        obj = ctx.ensure_object(Settings)
+    return obj.update(dsn, debug)
+
+
+def connect(ctx: typer.Context, *, migrate: bool = True) -> Conn:
+    from riido_pg.db import connect as open_connection
+
+    return open_connection(settings(ctx).dsn, migrate=migrate)
+
+
+def emit_json(obj: object) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+
+
+def note(message: str) -> None:
+    """A remark on stderr that is not an error (the command still succeeds)."""
+    sys.stderr.write(f"note: {message}\n")
+    sys.stderr.flush()
+
+
+#: Labels of the progress phases reported by the library.
+PHASES = {
+    "documents": "staging documents",
+    "tsvectors": "computing tsvectors",
+    "index": "building postings",
+    "statistics": "updating planner statistics",
+}
+
+
+@contextmanager
+def progress_bar() -> Iterator[Callable[[str, int, int], None] | None]:
+    """A rich progress bar on stderr when it is a terminal; otherwise nothing.
+
+    Every phase is a row with a spinner and its elapsed time, so a long phase shows it
+    is alive; a phase reported with total 0 has no known size (a pulsing bar). A new
+    phase completes the ones before it.
+    """
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        SpinnerColumn,
+        TaskID,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    with Progress(
+        SpinnerColumn(finished_text="✓"),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=True,
+    ) as bar:
+        tasks: dict[str, TaskID] = {}
+
+        def update(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                for earlier in tasks.values():
+                    task = bar.tasks[earlier]
+                    if not task.finished:
+                        bar.update(
+                            earlier, total=task.completed or 1, completed=task.completed or 1
+                        )
+                tasks[phase] = bar.add_task(PHASES.get(phase, phase), total=total or None)
+            bar.update(tasks[phase], completed=done, total=total or None)
+
+        yield update
+
+
+class Format(StrEnum):
+    json = "json"
+    table = "table"
+
+
+DsnOption = Annotated[
+    str | None,
+    typer.Option(
+        "--dsn",
+        metavar="URL",
+        help="PostgreSQL URL (env RIIDO_PG_DSN); default: the embedded server.",
+        show_default=False,
+    ),
+]
+DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")]
+IdentifierHints = Annotated[
+    bool,
+    typer.Option(
+        "--identifier-hints",
+        help="Interleave identifier-split BM25 hints, baseline first "
+        "(policy identifier_bm25_baseline_first).",
+    ),
+]
+HintsFile = Annotated[
+    Path | None,
+    typer.Option(
+        "--hints-file",
+        metavar="F",
+        help="JSON array of document ids in hint order, interleaved baseline first.",
+        dir_okay=False,
+        show_default=False,
+    ),
+]
+
+
+def _policy_help() -> str:
+    from riido_pg.ranking.policies import REGISTRY
+
+    return "One of: " + ", ".join(REGISTRY) + " (default bm25)."
+
+
+PolicyOpt = Annotated[
+    str | None,
+    typer.Option("--policy", metavar="POLICY", help=_policy_help(), show_default=False),
+]
+TextConfig = Annotated[
+    str, typer.Option("--text-config", help="PostgreSQL text search configuration.")
+]
+LimitOpt = Annotated[
+    int | None,
+    typer.Option("--limit", min=1, metavar="K", help="Return only the first K candidates."),
+]
+
+
+def select_policy(
+    identifier_hints: bool, hints_file: Path | None, policy: str | None
+) -> tuple[str, list[str] | None]:
+    """The policy the flags choose (the registry's rules) and the hint ids, if any."""
+    from riido_pg.documents import parse_hints_file
+    from riido_pg.ranking.policies import select_policy as select
+
+    given = (("--identifier-hints", identifier_hints), ("--hints-file", hints_file is not None))
+    flags = [flag for flag, on in given if on]
+    chosen = select(policy, flags)
+    hints = parse_hints_file(hints_file) if hints_file is not None else None
+    return chosen.name, hints

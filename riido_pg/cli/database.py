@@ -1,0 +1,87 @@
+"""``db upgrade|downgrade|current|grant-reader|stop``: the schema and the server."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from riido_pg.cli.context import DebugOption, DsnOption, connect, settings
+
+__all__ = ["app"]
+
+app = typer.Typer(help="Schema migrations and the embedded server.", no_args_is_help=True)
+
+
+def _dsn(ctx: typer.Context, dsn: str | None, debug: bool) -> str:
+    from riido_pg.db import resolve_dsn
+
+    return resolve_dsn(settings(ctx, dsn, debug).dsn)[0]
+
+
+@app.command("upgrade")
+def db_upgrade(
+    ctx: typer.Context,
+    revision: Annotated[str, typer.Argument(metavar="REV", help="Target revision.")] = "head",
+    dsn: DsnOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Migrate the schema up (default: to the newest revision)."""
+    from riido_pg.server import migrate
+
+    url = _dsn(ctx, dsn, debug)
+    migrate.upgrade(url, revision)
+    typer.echo(f"schema at {migrate.current(url) or 'base'}")
+
+
+@app.command("downgrade")
+def db_downgrade(
+    ctx: typer.Context,
+    revision: Annotated[
+        str, typer.Argument(metavar="REV", help="Target revision; 'base' removes everything.")
+    ],
+    dsn: DsnOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Migrate the schema down to REV."""
+    from riido_pg.server import migrate
+
+    url = _dsn(ctx, dsn, debug)
+    migrate.downgrade(url, revision)
+    typer.echo(f"schema at {migrate.current(url) or 'base'}")
+
+
+@app.command("current")
+def db_current(ctx: typer.Context, dsn: DsnOption = None, debug: DebugOption = False) -> None:
+    """Print the schema revision of the database ('base' when there is none)."""
+    from riido_pg.server import migrate
+
+    typer.echo(migrate.current(_dsn(ctx, dsn, debug)) or "base")
+
+
+@app.command("grant-reader")
+def db_grant_reader(
+    ctx: typer.Context,
+    role: Annotated[
+        str, typer.Argument(metavar="ROLE", help="An existing role to make a read-only reader.")
+    ],
+    dsn: DsnOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Let ROLE query snapshots and nothing else (no load, drop, hints or DDL)."""
+    from riido_pg.server.privileges import grant_reader
+
+    settings(ctx, dsn, debug)
+    with connect(ctx) as conn:
+        grant_reader(conn, role)
+    typer.echo(f"role {role!r} can now query snapshots (read-only)")
+
+
+@app.command("stop")
+def db_stop() -> None:
+    """Stop the embedded server (it starts again on the next command)."""
+    from riido_pg.server.embedded import stop_embedded
+
+    typer.echo(
+        "stopped the embedded server" if stop_embedded() else "the embedded server is not running"
+    )

@@ -1,0 +1,142 @@
+"""The ``riido-pg`` command line: a thin layer over the library.
+
+Every failure a user can fix arrives here as a :class:`riido_pg.errors.RiidoError`
+(the library translates database errors itself) and leaves as one ``error: ...`` line
+on stderr with exit code 2 (bad input, usage) or 1 (environment). SIGINT exits 130
+and SIGTERM 143, each with one ``error:`` line, after the interrupted work is rolled
+back. ``--debug`` shows the traceback instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import sys
+from types import FrameType
+from typing import Annotated, NoReturn
+
+import typer
+
+from riido_pg import __version__
+from riido_pg.cli import database, search, snapshots
+from riido_pg.cli.context import DebugOption, Settings, settings
+from riido_pg.cli.evaluate import corpus_app, eval_command
+from riido_pg.errors import RiidoError
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(
+    name="riido-pg",
+    help="BM25 code search in PostgreSQL, with opt-in baseline-first identifier hints.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+app.command()(search.hints)
+app.command()(search.load)
+app.command()(search.query)
+app.command("eval")(eval_command)
+app.add_typer(snapshots.app, name="snapshots")
+app.add_typer(corpus_app, name="corpus")
+app.add_typer(database.app, name="db")
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"riido-pg {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _global(
+    ctx: typer.Context,
+    dsn: Annotated[
+        str | None,
+        typer.Option(
+            "--dsn",
+            metavar="URL",
+            envvar="RIIDO_PG_DSN",
+            help="PostgreSQL URL; default: the embedded server.",
+            show_envvar=True,
+        ),
+    ] = None,
+    debug: DebugOption = False,
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
+    ] = False,
+) -> None:
+    settings(ctx, dsn, debug)
+
+
+def _fail(message: str, code: int) -> NoReturn:
+    sys.stderr.write(f"error: {message}\n")
+    sys.stderr.flush()
+    raise SystemExit(code)
+
+
+#: Exit status and message for the signals that stop a command.
+_STOPPED = {signal.SIGINT: (130, "interrupted"), signal.SIGTERM: (143, "terminated")}
+
+
+def _on_sigterm(run: Settings) -> None:
+    def handler(signum: int, frame: FrameType | None) -> None:
+        run.signal = signum
+        # psycopg cancels the running statement on KeyboardInterrupt, as on Ctrl-C;
+        # every transaction then rolls back on the way out
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGTERM, handler)
+
+
+def _stopped(run: Settings) -> NoReturn:
+    code, message = _STOPPED[signal.Signals(run.signal or signal.SIGINT)]
+    _fail(message, code)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``riido-pg`` script and ``python -m riido_pg``."""
+    # libraries log failures we already report as one error line (--debug turns it on)
+    logging.disable(logging.CRITICAL)
+    run = Settings()
+    _on_sigterm(run)
+    command = typer.main.get_command(app)
+    try:
+        code = command.main(
+            args=sys.argv[1:] if argv is None else argv,
+            prog_name="riido-pg",
+            standalone_mode=False,
+            obj=run,
+        )
+    except RiidoError as exc:
+        if run.debug:
+            raise
+        _fail(str(exc), exc.exit_code)
+    except KeyboardInterrupt:
+        _stopped(run)
+    except BrokenPipeError:
+        raise SystemExit(1) from None
+    except typer.Abort:
+        _fail("aborted", 1)
+    except typer.TyperException as exc:  # click's usage and parameter errors
+        ctx = getattr(exc, "ctx", None)
+        message = exc.format_message()
+        if ctx is not None and message == ctx.get_help():  # no arguments: the help
+            sys.stderr.write(message + "\n")
+            raise SystemExit(2) from None
+        hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+        _fail(f"{message}{hint}", exc.exit_code)
+    except Exception as exc:
+        if run.debug:
+            raise
+        import psycopg
+
+        if isinstance(exc, psycopg.Error):
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            _fail(f"database error: {first} (rerun with --debug for details)", 1)
+        _fail(f"unexpected {type(exc).__name__}: {exc} (rerun with --debug for a traceback)", 1)
+    # typer returns the code of a typer.Exit; 130 is its word for KeyboardInterrupt
+    if code == 130:
+        _stopped(run)
+    if isinstance(code, int) and code:
+        raise SystemExit(code)

@@ -1,0 +1,144 @@
+"""``hints``, ``load`` and ``query``: ranking documents and storing snapshots."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from riido_pg.cli.context import (
+    DebugOption,
+    DsnOption,
+    Format,
+    HintsFile,
+    IdentifierHints,
+    LimitOpt,
+    PolicyOpt,
+    TextConfig,
+    connect,
+    emit_json,
+    note,
+    progress_bar,
+    select_policy,
+    settings,
+)
+from riido_pg.errors import ConflictingOptions
+from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG
+from riido_pg.words import count
+
+__all__ = ["TABLE_ROWS", "hints", "load", "query"]
+
+#: Rows ``query --format table`` shows when no ``--limit`` is given.
+TABLE_ROWS = 20
+
+SnapshotIdArg = Annotated[str, typer.Argument(metavar="SNAPSHOT_ID", help="Snapshot id.")]
+NO_WORDS = (
+    "the query has no searchable words (empty, or only stop words for this text "
+    "configuration): every document scores 0 and they follow in id order"
+)
+
+
+def hints(
+    ctx: typer.Context,
+    identifier_hints: IdentifierHints = False,
+    hints_file: HintsFile = None,
+    policy: PolicyOpt = None,
+    text_config: TextConfig = DEFAULT_TEXT_CONFIG,
+    limit: LimitOpt = None,
+    dsn: DsnOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Rank the documents given as JSON on stdin; keeps nothing.
+
+    stdin: {"snapshot_id": ..., "query": ..., "documents": [{"id": ..., "text": ...}]}
+    """
+    from riido_pg.documents import MAX_REQUEST_BYTES, parse_request
+    from riido_pg.ranking import rank_documents
+
+    settings(ctx, dsn, debug)
+    chosen, hint_ids = select_policy(identifier_hints, hints_file, policy)
+    if sys.stdin.isatty():
+        raise ConflictingOptions("hints reads a JSON request on stdin; pipe one in")
+    # read one byte past the limit, never more: parse_request reports the overflow
+    request = parse_request(sys.stdin.buffer.read(MAX_REQUEST_BYTES + 1))
+    with connect(ctx) as conn:
+        ranking = rank_documents(
+            conn, request, policy=chosen, text_config=text_config, limit=limit, hints=hint_ids
+        )
+    if not ranking.searchable:
+        note(NO_WORDS)
+    emit_json(ranking.to_dict())
+
+
+def load(
+    ctx: typer.Context,
+    snapshot_id: SnapshotIdArg,
+    source: Annotated[
+        Path,
+        typer.Argument(
+            metavar="SOURCE",
+            help="A .json request file, a .jsonl file of {id,text}, or a BEIR directory.",
+        ),
+    ],
+    text_config: TextConfig = DEFAULT_TEXT_CONFIG,
+    replace: Annotated[
+        bool, typer.Option("--replace", help="Replace an existing snapshot with this content.")
+    ] = False,
+    dsn: DsnOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Store documents as an immutable snapshot."""
+    from riido_pg.documents import read_source
+    from riido_pg.storage import load_snapshot
+
+    settings(ctx, dsn, debug)
+    docs = read_source(source, snapshot_id=snapshot_id)
+    with progress_bar() as progress, connect(ctx) as conn:
+        result = load_snapshot(
+            conn, snapshot_id, docs, text_config=text_config, replace=replace, progress=progress
+        )
+    verb = {"created": "loaded", "replaced": "replaced", "unchanged": "unchanged:"}[result.action]
+    typer.echo(f"{verb} snapshot {result.snapshot_id!r} ({count(result.documents, 'document')})")
+
+
+def query(
+    ctx: typer.Context,
+    snapshot_id: SnapshotIdArg,
+    query_text: Annotated[str, typer.Argument(metavar="QUERY", help="The question.")],
+    identifier_hints: IdentifierHints = False,
+    hints_file: HintsFile = None,
+    policy: PolicyOpt = None,
+    limit: LimitOpt = None,
+    fmt: Annotated[
+        Format,
+        typer.Option(
+            "--format",
+            help=f"json (every candidate) or table (the first {TABLE_ROWS} unless --limit).",
+        ),
+    ] = Format.json,
+    dsn: DsnOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Rank a stored snapshot for a question."""
+    from riido_pg.documents import check_query, check_snapshot_id
+    from riido_pg.ranking import rank_snapshot
+
+    settings(ctx, dsn, debug)
+    check_snapshot_id(snapshot_id)  # bad input costs no connection
+    check_query(query_text)
+    chosen, hint_ids = select_policy(identifier_hints, hints_file, policy)
+    shown = limit if limit is not None or fmt is Format.json else TABLE_ROWS
+    with connect(ctx) as conn:
+        ranking = rank_snapshot(
+            conn, snapshot_id, query_text, policy=chosen, limit=shown, hints=hint_ids
+        )
+    if not ranking.searchable:
+        note(NO_WORDS)
+    if fmt is Format.json:
+        emit_json(ranking.to_dict())
+        return
+    from riido_pg.cli.tables import print_ranking
+
+    print_ranking(ranking, more_hint=limit is None)

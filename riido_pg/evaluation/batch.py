@@ -1,0 +1,207 @@
+"""Evaluating a stored corpus under every policy, in one pass.
+
+:func:`evaluate` ranks every document for every question with a target, under each
+policy of the registry (:mod:`riido_pg.ranking.policies`) that needs nothing per
+question, and keeps the rank of the question's first target. It runs in one read-only
+repeatable-read transaction and reads only stored data, so evaluating a directory and
+evaluating its snapshot id give the same output. Scores come from the sparse engine
+(:mod:`riido_pg.evaluation.scoring`); identifier policies fall back to ``bm25`` for a
+question outside the identifier limits, as ``rank_snapshot`` does
+(``corpus.identifier_out_of_scope`` counts them).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack
+from itertools import islice
+from pathlib import Path
+
+import numpy as np
+
+from riido_pg.errors import ConflictingOptions, InvalidInput
+from riido_pg.evaluation.corpora import StoredQuestion, corpus_info, load_questions
+from riido_pg.evaluation.metrics import first_target_rank
+from riido_pg.evaluation.result import Evaluation, QuestionResult
+from riido_pg.evaluation.runfiles import DEFAULT_RUN_DEPTH, RunWriter
+from riido_pg.evaluation.scoring import Column, Firsts, column, firsts
+from riido_pg.ranking.interleave import iter_interleave
+from riido_pg.ranking.policies import (
+    BM25,
+    IDENT,
+    RAW,
+    REGISTRY,
+    Policy,
+    evaluated_policies,
+    get_policy,
+)
+from riido_pg.ranking.terms import QueryTerms
+from riido_pg.resources import sql_text
+from riido_pg.server.connect import Conn
+from riido_pg.server.errors import translated
+from riido_pg.splitting import split_identifiers
+from riido_pg.storage.loading import Progress
+
+__all__ = ["BATCH_CELLS", "PROGRESS_PHASE", "check_policies", "evaluate"]
+
+#: Question x document cells per batch: at most 2M stored scores (~25 MB) per column.
+BATCH_CELLS = 1 << 21
+PROGRESS_PHASE = "evaluating questions"
+
+
+def check_policies(policies: Sequence[str] | None) -> tuple[str, ...]:
+    """The policies to evaluate, deduplicated in table order (default: every policy
+    that needs nothing per question)."""
+    default = evaluated_policies()
+    if not policies:
+        return default
+    for name in policies:
+        policy = get_policy(name)
+        if not policy.evaluated:
+            raise ConflictingOptions(
+                f"eval does not run {name} (it needs a hints file per question); "
+                "choose among " + ", ".join(default)
+            )
+    return tuple(p for p in default if p in policies)
+
+
+@translated
+def evaluate(
+    conn: Conn,
+    snapshot_id: str,
+    *,
+    policies: Sequence[str] | None = None,
+    progress: Progress | None = None,
+    run_dir: Path | None = None,
+    run_depth: int = DEFAULT_RUN_DEPTH,
+) -> Evaluation:
+    """Evaluate a snapshot's stored questions under ``policies`` (default: all that
+    need nothing per question). With ``run_dir``, also writes one TREC run file per
+    policy (:mod:`riido_pg.evaluation.runfiles`)."""
+    chosen = check_policies(policies)
+    if run_depth < 1:
+        raise InvalidInput("the run depth must be at least 1")
+    with conn.transaction():
+        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        info = corpus_info(conn, snapshot_id)
+        stored = load_questions(conn, snapshot_id)
+        questions = [q for q in stored if q.targets]
+        if not questions:
+            raise InvalidInput(f"snapshot {snapshot_id!r} has no question with a target")
+        idents = [split_identifiers(q.text) for q in questions]
+        lexemes = conn.execute(
+            sql_text("eval_question_lexemes"),
+            {"text_config": info.text_config, "raw": [q.text for q in questions], "ident": idents},
+        ).fetchall()
+        terms = [
+            QueryTerms(list(raw), list(ident), ident_text)
+            for (raw, ident), ident_text in zip(lexemes, idents, strict=True)
+        ]
+        needed = {RAW} | {c for p in chosen for c in REGISTRY[p].lists}
+        columns = {
+            c: column(conn, snapshot_id, c, [t.of(c) for t in terms], info.documents)
+            for c in (RAW, IDENT)
+            if c in needed
+        }
+        doc_ids: list[str] = []
+        if run_dir is not None:
+            doc_ids = [
+                str(r[0])
+                for r in conn.execute(
+                    "SELECT doc_id FROM riido.documents WHERE snapshot_id = %s ORDER BY doc_ord",
+                    (snapshot_id,),
+                )
+            ]
+    results: list[QuestionResult] = []
+    run_files: list[Path] = []
+    with ExitStack() as stack:
+        writer = RunWriter(stack, run_dir, chosen, doc_ids) if run_dir is not None else None
+        batch = max(1, BATCH_CELLS // max(1, info.documents))
+        total = len(questions)
+        for start in range(0, total, batch):
+            stop = min(total, start + batch)
+            results.extend(
+                _evaluate_batch(
+                    questions[start:stop],
+                    terms[start:stop],
+                    columns,
+                    start,
+                    chosen,
+                    writer,
+                    run_depth,
+                )
+            )
+            if progress:
+                progress(PROGRESS_PHASE, stop, total)
+        if writer is not None:
+            run_files = writer.paths
+    return Evaluation(info, chosen, results, len(stored) - len(questions), run_files)
+
+
+def _evaluate_batch(
+    questions: Sequence[StoredQuestion],
+    terms: Sequence[QueryTerms],
+    columns: dict[str, Column],
+    start: int,
+    policies: Sequence[str],
+    writer: RunWriter | None,
+    depth: int,
+) -> Iterator[QuestionResult]:
+    target_rows = np.fromiter(
+        (i for i, q in enumerate(questions) for _ in q.targets), dtype=np.int64
+    )
+    target_ords = np.fromiter((t for q in questions for t in q.targets), dtype=np.int64)
+    n_docs = int(columns[RAW].w.shape[1])
+    stop = start + len(questions)
+    batch = {
+        c: firsts(col.q[start:stop] @ col.w, n_docs, target_rows, target_ords)
+        for c, col in columns.items()
+    }
+    bm25 = REGISTRY[BM25]
+    for i, (q, t) in enumerate(zip(questions, terms, strict=True)):
+        in_scope = t.identifier_in_scope
+        targets = set(q.targets)
+        ranks: dict[str, int] = {}
+        for name in (BM25, *policies):
+            policy = REGISTRY[name]
+            if policy.identifier and not in_scope:
+                policy = bm25  # rank_snapshot falls back to bm25 (the out-of-scope label)
+            ranks[name] = _first_target(policy, batch, i, targets)
+        if writer is not None:
+            _write_runs(writer, q.id, i, batch, in_scope, policies, depth)
+        yield QuestionResult(q.id, q.repo, ranks, in_scope)
+
+
+def _first_target(policy: Policy, batch: dict[str, Firsts], i: int, targets: set[int]) -> int:
+    if len(policy.lists) == 1:
+        return int(batch[policy.lists[0]].ranks[i])
+    first, second = (batch[c].prefix(i) for c in policy.lists)
+    return first_target_rank(iter_interleave(first, second), targets)
+
+
+def _write_runs(
+    writer: RunWriter,
+    qid: str,
+    i: int,
+    batch: dict[str, Firsts],
+    in_scope: bool,
+    policies: Sequence[str],
+    depth: int,
+) -> None:
+    orders: dict[str, list[int]] = {}
+
+    def order(c: str) -> list[int]:
+        if c not in orders:
+            orders[c] = batch[c].order(i, depth)
+        return orders[c]
+
+    for name in policies:
+        policy = REGISTRY[name]
+        if policy.identifier and not in_scope:
+            policy = REGISTRY[BM25]
+        if len(policy.lists) == 1:
+            ranked = order(policy.lists[0])
+        else:
+            a, b = (order(c) for c in policy.lists)
+            ranked = list(islice(iter_interleave(a, b), depth))
+        writer.write(name, qid, ranked)

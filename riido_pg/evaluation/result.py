@@ -1,0 +1,113 @@
+"""The result of an evaluation as plain data, and its JSON (README "Evaluation output").
+
+Per question: the rank of its first target under each policy. Aggregates (the
+measures of :mod:`riido_pg.evaluation.metrics`), per-question comparisons with the
+baseline and per-repository figures are derived from those ranks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from riido_pg.evaluation.corpora import CorpusInfo
+from riido_pg.evaluation.metrics import MEASURE_NAMES, aggregate, records, rounded
+from riido_pg.ranking.policies import BM25
+
+__all__ = ["Evaluation", "QuestionResult"]
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionResult:
+    """One evaluated question: the rank of its first target under each policy
+    (always including ``bm25``, the baseline)."""
+
+    question_id: str
+    repo: str
+    ranks: dict[str, int]
+    identifier_in_scope: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Evaluation:
+    corpus: CorpusInfo
+    policies: tuple[str, ...]
+    #: Evaluated questions (those with targets), in question id byte order.
+    results: list[QuestionResult]
+    #: Stored questions without targets: not evaluated.
+    skipped: int
+    run_files: list[Path] = field(default_factory=list)
+
+    @property
+    def snapshot_id(self) -> str:
+        return self.corpus.snapshot_id
+
+    @property
+    def out_of_scope(self) -> int:
+        return sum(1 for r in self.results if not r.identifier_in_scope)
+
+    def metrics(
+        self, results: Sequence[QuestionResult] | None = None
+    ) -> dict[str, dict[str, float]]:
+        """Mean of each measure, per policy (unrounded)."""
+        chosen = self.results if results is None else results
+        return {
+            p: aggregate(m for r in chosen for m in records(r.question_id, r.ranks[p]))
+            for p in self.policies
+        }
+
+    def versus_baseline(self) -> dict[str, dict[str, int]]:
+        out: dict[str, dict[str, int]] = {}
+        for p in self.policies:
+            if p == BM25:
+                continue
+            counts = {"improved": 0, "worsened": 0, "unchanged": 0}
+            for r in self.results:
+                mine, base = r.ranks[p], r.ranks[BM25]
+                key = "improved" if mine < base else "worsened" if mine > base else "unchanged"
+                counts[key] += 1
+            out[p] = counts
+        return out
+
+    def repos(self) -> dict[str, list[QuestionResult]]:
+        """Evaluated questions per non-empty repo."""
+        by_repo: dict[str, list[QuestionResult]] = {}
+        for r in self.results:
+            if r.repo:
+                by_repo.setdefault(r.repo, []).append(r)
+        return by_repo
+
+    def to_dict(self) -> dict[str, Any]:
+        """The output object, figures rounded to 6 decimals."""
+
+        def table(means: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+            return {p: {m: rounded(v[m]) for m in MEASURE_NAMES} for p, v in means.items()}
+
+        c = self.corpus
+        return {
+            "corpus": {
+                "snapshot_id": c.snapshot_id,
+                "documents": c.documents,
+                "questions": len(self.results),
+                "skipped_questions": self.skipped,
+                "identifier_out_of_scope": self.out_of_scope,
+                "sha256": c.corpus_sha256,
+            },
+            "config": {
+                "text_config": c.text_config,
+                "k1": c.k1,
+                "b": c.b,
+                "postgresql_major": c.server_major,
+            },
+            "policies": table(self.metrics()),
+            "versus_baseline": self.versus_baseline(),
+            "per_repo": {repo: table(self.metrics(rs)) for repo, rs in self.repos().items()},
+        }
+
+    def to_json(self) -> str:
+        """The output file: keys sorted, 6-decimal figures, byte-identical on re-run
+        (same input, same PostgreSQL major version)."""
+        return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False, indent=2) + "\n"

@@ -1,0 +1,43 @@
+"""Ranking: the policy registry, query terms, the SQL-computed lists, interleaving."""
+
+from riido_pg.ranking.interleave import auxiliary_first, baseline_first, iter_interleave
+from riido_pg.ranking.policies import (
+    BM25,
+    EXTERNAL_HINTS_BASELINE_FIRST,
+    IDENTIFIER_BM25,
+    IDENTIFIER_BM25_AUXILIARY_FIRST,
+    IDENTIFIER_BM25_BASELINE_FIRST,
+    OUT_OF_SCOPE,
+    POLICIES,
+    REGISTRY,
+    Policy,
+    evaluated_policies,
+    get_policy,
+    select_policy,
+)
+from riido_pg.ranking.rank import Candidate, Ranking, rank_documents, rank_snapshot
+from riido_pg.ranking.terms import QueryTerms, query_terms
+
+__all__ = [
+    "BM25",
+    "EXTERNAL_HINTS_BASELINE_FIRST",
+    "IDENTIFIER_BM25",
+    "IDENTIFIER_BM25_AUXILIARY_FIRST",
+    "IDENTIFIER_BM25_BASELINE_FIRST",
+    "OUT_OF_SCOPE",
+    "POLICIES",
+    "REGISTRY",
+    "Candidate",
+    "Policy",
+    "QueryTerms",
+    "Ranking",
+    "auxiliary_first",
+    "baseline_first",
+    "evaluated_policies",
+    "get_policy",
+    "iter_interleave",
+    "query_terms",
+    "rank_documents",
+    "rank_snapshot",
+    "select_policy",
+]

@@ -1,0 +1,67 @@
+"""A query's searchable words: its distinct lexemes for each column.
+
+The query goes through the snapshot's text search configuration exactly as the
+documents did: the raw text for ``tsv_raw``, its identifier-split form for
+``tsv_ident`` (``sql/query_lexemes.sql``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from riido_pg.ranking.policies import IDENT, RAW
+from riido_pg.resources import sql_text
+from riido_pg.server.connect import Conn
+from riido_pg.splitting import split_identifiers
+
+__all__ = [
+    "MAX_IDENTIFIER_QUERY_BYTES",
+    "MAX_IDENTIFIER_QUERY_LEXEMES",
+    "QueryTerms",
+    "query_terms",
+]
+
+#: Identifier hints are out of scope (the bm25 fallback) past this many distinct
+#: identifier-split query lexemes ...
+MAX_IDENTIFIER_QUERY_LEXEMES = 256
+#: ... or past this many bytes of identifier-split query.
+MAX_IDENTIFIER_QUERY_BYTES = 4_096
+
+
+@dataclass(frozen=True, slots=True)
+class QueryTerms:
+    """A query's distinct lexemes for each column."""
+
+    raw: list[str]
+    ident: list[str]
+    ident_text: str
+
+    @property
+    def identifier_in_scope(self) -> bool:
+        return (
+            0 < len(self.ident) <= MAX_IDENTIFIER_QUERY_LEXEMES
+            and len(self.ident_text.encode("utf-8")) <= MAX_IDENTIFIER_QUERY_BYTES
+        )
+
+    @property
+    def searchable(self) -> bool:
+        """Whether any word of the query survives the text search configuration."""
+        return bool(self.raw or self.ident)
+
+    def of(self, column: str) -> list[str]:
+        """The lexemes of one column (``raw`` or ``ident``)."""
+        if column == RAW:
+            return self.raw
+        if column == IDENT:
+            return self.ident
+        raise ValueError(f"no column {column!r}")
+
+
+def query_terms(conn: Conn, query: str, text_config: str) -> QueryTerms:
+    ident_text = split_identifiers(query)
+    row = conn.execute(
+        sql_text("query_lexemes"),
+        {"text_config": text_config, "raw": query, "ident": ident_text},
+    ).fetchone()
+    assert row is not None
+    return QueryTerms(list(row[0]), list(row[1]), ident_text)

@@ -1,0 +1,32 @@
+"""Snapshots in the ``riido`` schema: loading, listing, dropping, scratch snapshots."""
+
+from riido_pg.storage.loading import LoadResult, Progress, content_digest, load_snapshot
+from riido_pg.storage.scratch import scratch_snapshot
+from riido_pg.storage.snapshots import (
+    DEFAULT_TEXT_CONFIG,
+    K1,
+    B,
+    Snapshot,
+    check_text_config,
+    drop_snapshot,
+    get_snapshot,
+    list_snapshots,
+    snapshot_lock,
+)
+
+__all__ = [
+    "DEFAULT_TEXT_CONFIG",
+    "K1",
+    "B",
+    "LoadResult",
+    "Progress",
+    "Snapshot",
+    "check_text_config",
+    "content_digest",
+    "drop_snapshot",
+    "get_snapshot",
+    "list_snapshots",
+    "load_snapshot",
+    "scratch_snapshot",
+    "snapshot_lock",
+]

@@ -1,0 +1,206 @@
+"""Snapshots as stored: the row, its state, its lock; listing and dropping.
+
+A snapshot is ``loading`` while a load writes it and ``ready`` once the load's single
+transaction committed; only ``ready`` snapshots are ranked. Writers of a snapshot id
+take a session advisory lock on it (:func:`snapshot_lock`), so a second writer fails
+at once with :class:`~riido_pg.errors.SnapshotBusy`, and readers can tell a load in
+progress from one that was interrupted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+
+import psycopg
+from psycopg import sql
+
+from riido_pg.documents import check_snapshot_id
+from riido_pg.errors import InvalidTextConfig, SnapshotBusy, SnapshotLoading, SnapshotNotFound
+from riido_pg.server.connect import Conn
+from riido_pg.server.errors import translated
+
+__all__ = [
+    "CONTENT_TABLES",
+    "DEFAULT_TEXT_CONFIG",
+    "K1",
+    "B",
+    "Snapshot",
+    "check_text_config",
+    "delete_content",
+    "drop_snapshot",
+    "find_snapshot",
+    "get_snapshot",
+    "insert_snapshot_row",
+    "list_snapshots",
+    "load_timeout",
+    "snapshot_lock",
+]
+
+#: BM25 parameters (README "Ranking"), stored with every snapshot.
+K1 = 1.2
+B = 0.75
+DEFAULT_TEXT_CONFIG = "english"
+#: Tables holding a snapshot's content (everything but its riido.snapshots row).
+CONTENT_TABLES = ("postings", "documents")
+_LOCK_NAMESPACE = 0x52494944  # "RIID"
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    snapshot_id: str
+    documents: int
+    text_config: str
+    state: str
+    created_at: datetime
+    content_digest: str
+
+
+def _lock_key(snapshot_id: str) -> int:
+    """31-bit key of the snapshot's advisory lock (shown as pg_locks.objid)."""
+    digest = hashlib.blake2b(snapshot_id.encode(), digest_size=4).digest()
+    return int.from_bytes(digest, "big") & 0x7FFFFFFF
+
+
+def _being_written(conn: Conn, snapshot_id: str) -> bool:
+    row = conn.execute(
+        "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' "
+        "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+        "AND classid = %s AND objid = %s AND objsubid = 2 AND granted)",
+        (_LOCK_NAMESPACE, _lock_key(snapshot_id)),
+    ).fetchone()
+    return bool(row and row[0])
+
+
+@contextmanager
+def snapshot_lock(conn: Conn, snapshot_id: str) -> Iterator[None]:
+    """Hold the snapshot's writer lock for the block, or raise SnapshotBusy at once.
+
+    A session lock: it outlives the transactions inside the block (a load commits its
+    ``loading`` row before writing) and is released when the block ends or the
+    session dies. Re-entrant within one session, as PostgreSQL's advisory locks are.
+    """
+    key = _lock_key(snapshot_id)
+    row = conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (_LOCK_NAMESPACE, key)).fetchone()
+    if not (row and row[0]):
+        raise SnapshotBusy(
+            f"snapshot {snapshot_id!r} is being written by another process; "
+            "try again when it finishes"
+        )
+    try:
+        yield
+    finally:
+        if not conn.closed and not conn.broken:
+            conn.execute("SELECT pg_advisory_unlock(%s, %s)", (_LOCK_NAMESPACE, key))
+
+
+@translated
+def check_text_config(conn: Conn, text_config: str) -> str:
+    """The canonical name of a text search configuration, or InvalidTextConfig."""
+    row = None
+    if text_config and "\x00" not in text_config:
+        try:
+            with conn.transaction():  # a savepoint when called inside a transaction
+                row = conn.execute("SELECT %s::regconfig::text", (text_config,)).fetchone()
+        except (psycopg.errors.ProgrammingError, psycopg.errors.DataError):
+            row = None
+    if row is None:
+        raise InvalidTextConfig(
+            f"unknown text search configuration {text_config!r}; "  # noqa: S608 - a message
+            "see `SELECT cfgname FROM pg_ts_config`"
+        )
+    return str(row[0])
+
+
+#: The columns of riido.snapshots that make a Snapshot, in its field order.
+_SNAPSHOT_COLUMNS = (
+    "SELECT snapshot_id, document_count, text_config, state, created_at, content_digest "
+    "FROM riido.snapshots"
+)
+
+
+@translated
+def find_snapshot(conn: Conn, snapshot_id: str) -> Snapshot | None:
+    """The snapshot's row in any state, or None."""
+    row = conn.execute(_SNAPSHOT_COLUMNS + " WHERE snapshot_id = %s", (snapshot_id,)).fetchone()
+    return Snapshot(*row) if row else None
+
+
+@translated
+def get_snapshot(conn: Conn, snapshot_id: str) -> Snapshot:
+    """A ready snapshot, or SnapshotNotFound / SnapshotLoading."""
+    check_snapshot_id(snapshot_id)
+    snap = find_snapshot(conn, snapshot_id)
+    if snap is None:
+        raise SnapshotNotFound(
+            f"no snapshot {snapshot_id!r}; load one with `riido-pg load {snapshot_id} SOURCE`"
+        )
+    if snap.state != "ready":
+        if _being_written(conn, snapshot_id):
+            raise SnapshotLoading(
+                f"snapshot {snapshot_id!r} is still loading; query it when the load finishes"
+            )
+        raise SnapshotLoading(
+            f"snapshot {snapshot_id!r} was interrupted while loading; run the load again "
+            f"or drop it with `riido-pg snapshots drop {snapshot_id}`"
+        )
+    return snap
+
+
+@translated
+def list_snapshots(conn: Conn) -> list[Snapshot]:
+    rows = conn.execute(_SNAPSHOT_COLUMNS + " ORDER BY snapshot_id").fetchall()
+    return [Snapshot(*r) for r in rows]
+
+
+def delete_content(conn: Conn, snapshot_id: str) -> None:
+    """Delete a snapshot's documents and postings (not its row); inside a transaction."""
+    for table in CONTENT_TABLES:
+        conn.execute(
+            sql.SQL("DELETE FROM riido.{} WHERE snapshot_id = %s").format(sql.Identifier(table)),
+            (snapshot_id,),
+        )
+
+
+@translated
+def drop_snapshot(conn: Conn, snapshot_id: str) -> None:
+    """Remove a snapshot (ready, or left ``loading`` by an interrupted load)."""
+    check_snapshot_id(snapshot_id)
+    with snapshot_lock(conn, snapshot_id), conn.transaction():
+        if find_snapshot(conn, snapshot_id) is None:
+            raise SnapshotNotFound(f"no snapshot {snapshot_id!r}")
+        delete_content(conn, snapshot_id)
+        conn.execute("DELETE FROM riido.snapshots WHERE snapshot_id = %s", (snapshot_id,))
+
+
+def insert_snapshot_row(
+    conn: Conn, snapshot_id: str, text_config: str, state: str, documents: int, digest: str
+) -> None:
+    """The riido.snapshots row a load (or a scratch snapshot) writes its documents under."""
+    conn.execute(
+        "INSERT INTO riido.snapshots "
+        "(snapshot_id, text_config, state, document_count, content_digest, k1, b) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s)",
+        (snapshot_id, text_config, state, documents, digest, K1, B),
+    )
+
+
+@contextmanager
+def load_timeout(conn: Conn) -> Iterator[None]:
+    """Inside a transaction: for the block, loads are bounded by their input, not by
+    the query statement timeout; ``RIIDO_PG_LOAD_TIMEOUT_MS`` (default 0, no limit)
+    applies instead. The session's statement timeout is back after the block."""
+    row = conn.execute("SHOW statement_timeout").fetchone()
+    before = str(row[0]) if row else "0"
+    value = os.environ.get("RIIDO_PG_LOAD_TIMEOUT_MS", "0")
+    ms = int(value) if value.isdigit() else 0
+    conn.execute("SELECT set_config('statement_timeout', %s, true)", (str(ms),))
+    try:
+        yield
+    finally:
+        if conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS:
+            conn.execute("SELECT set_config('statement_timeout', %s, true)", (before,))

@@ -1,0 +1,120 @@
+"""Library callers get the same typed errors as the CLI: database failures are
+translated once, inside the library (riido_pg.server.errors)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import psycopg
+import pytest
+from conftest import Database, create_database, drop_database, login_role, table_locked
+
+from riido_pg import (
+    DatabaseUnavailable,
+    Document,
+    InvalidDsn,
+    PermissionDenied,
+    QueryTimeout,
+    SchemaMissing,
+    drop_snapshot,
+    list_snapshots,
+    load_snapshot,
+    rank_snapshot,
+)
+from riido_pg.db import connect
+from riido_pg.server.privileges import grant_reader
+
+DOCS = [
+    Document(f"d{i:04d}", f"def read_config_{i}(path): return parse(path) {i}") for i in range(3000)
+]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def snapshot(db: Database) -> None:
+    with db.connect() as conn:
+        load_snapshot(conn, "err", DOCS)
+
+
+def test_statement_timeout_is_query_timeout(db: Database) -> None:
+    with db.connect() as conn:
+        conn.execute("SET statement_timeout = 1")
+        with pytest.raises(QueryTimeout, match="statement timeout"):
+            for _ in range(20):  # 1 ms: one of these runs past it on any machine
+                rank_snapshot(conn, "err", "read config path parse return def")
+        conn.execute("SET statement_timeout = 0")
+        assert rank_snapshot(conn, "err", "read", limit=1).candidates
+
+
+def test_lock_timeout_is_query_timeout(db: Database) -> None:
+    with table_locked(db, "documents"), db.connect() as conn:
+        conn.execute("SET lock_timeout = 200")
+        with pytest.raises(QueryTimeout, match="lock"):
+            rank_snapshot(conn, "err", "read")
+        with pytest.raises(QueryTimeout, match="lock"):
+            drop_snapshot(conn, "err")
+
+
+@pytest.fixture
+def bare_db(server_dsn: str) -> Iterator[Database]:
+    database = create_database(server_dsn, "riido_t_bare", migrated=False)
+    yield database
+    drop_database(server_dsn, database.name)
+
+
+def test_missing_schema_is_schema_missing(bare_db: Database) -> None:
+    with bare_db.connect() as conn:
+        with pytest.raises(SchemaMissing, match="riido-pg db upgrade"):
+            load_snapshot(conn, "x", [Document("a", "read")])
+        with pytest.raises(SchemaMissing, match="riido-pg db upgrade"):
+            rank_snapshot(conn, "x", "read")
+        with pytest.raises(SchemaMissing, match="riido-pg db upgrade"):
+            list_snapshots(conn)
+    with pytest.raises(SchemaMissing, match="riido-pg db upgrade"):
+        connect(bare_db.dsn)
+
+
+@pytest.fixture
+def reader_dsn(db: Database, server_dsn: str) -> Iterator[str]:
+    def grant(role: str) -> None:
+        with db.connect() as conn:
+            grant_reader(conn, role)
+
+    with login_role(db, server_dsn, grant) as dsn:
+        yield dsn
+
+
+def test_permission_denied(reader_dsn: str) -> None:
+    with psycopg.connect(reader_dsn, autocommit=True) as conn:
+        assert rank_snapshot(conn, "err", "read", limit=1).candidates
+        with pytest.raises(PermissionDenied, match="permission denied"):
+            load_snapshot(conn, "mine", [Document("a", "read")])
+        with pytest.raises(PermissionDenied):
+            drop_snapshot(conn, "err")
+    assert issubclass(PermissionDenied, DatabaseUnavailable)  # exit 1, an environment failure
+
+
+def test_unreachable_server_is_database_unavailable() -> None:
+    with pytest.raises(DatabaseUnavailable, match="cannot connect to PostgreSQL"):
+        connect("postgresql://nobody@127.0.0.1:1/nothing")
+
+
+@pytest.mark.parametrize("dsn", ["postgresql://x@:bad", "nonsense", "host=127.0.0.1 port=abc"])
+def test_malformed_dsn_is_invalid_input(dsn: str) -> None:
+    with pytest.raises(InvalidDsn, match="invalid DSN") as info:
+        connect(dsn)
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize("dsn", ["postgresql://x@:bad", "nonsense"])
+def test_cli_malformed_dsn_is_one_line_exit_2(dsn: str, cli: Any) -> None:
+    result = cli(["snapshots", "list", "--dsn", dsn])
+    assert result.code == 2 and result.stdout == ""
+    assert result.stderr.startswith("error: invalid DSN: ") and result.stderr.count("\n") == 1
+
+
+def test_limit_message_names_no_cli_flag(conn: Any) -> None:
+    from riido_pg import InvalidInput
+
+    with pytest.raises(InvalidInput, match=r"^limit must be at least 1$"):
+        rank_snapshot(conn, "err", "read", limit=0)
