@@ -1,7 +1,8 @@
 """Functions of one source file: parse, find, name and cut out their text.
 
 A function's document text runs from the start of its leading block to the
-end of its definition. The leading block is the run of comments (and, where
+end of its definition, taking the indentation of the first line too (whole
+lines, unless code precedes the definition on its first line). The leading block is the run of comments (and, where
 the grammar has them, decorators and attributes) immediately above the
 definition, each on its own line, with no blank line in between; a comment
 after code on the same line, or one separated by a blank line, is not kept.
@@ -74,6 +75,12 @@ def _text_start(outer: Node, rules: Rules, src: bytes) -> int:
         start, row, node = prev.start_byte, prev.start_point[0], prev
 
 
+def _line_start(src: bytes, offset: int) -> int:
+    """Back to the start of the line when only indentation precedes ``offset``."""
+    line_start = src.rfind(b"\n", 0, offset) + 1
+    return line_start if not src[line_start:offset].strip() else offset
+
+
 def _outer(node: Node, rules: Rules) -> Node:
     outer = rules.binding(node) if rules.binding is not None else node
     parent = outer.parent
@@ -118,7 +125,7 @@ def extract_functions(key: str, language_name: str, path: str, src: bytes) -> li
         qualname = _qualname(node, name, rules, src)
         line = anchor.start_point[0] + 1
         outer = _outer(node, rules)
-        start = _text_start(outer, rules, src)
+        start = _line_start(src, _text_start(outer, rules, src))
         end = max(outer.end_byte, node.end_byte)
         doc_id = f"{path}:{qualname}:{line}"
         count = seen.get(doc_id, 0) + 1
