@@ -2,10 +2,11 @@
 
 A function's document text runs from the start of its leading block to the
 end of its definition, taking the indentation of the first line too (whole
-lines, unless code precedes the definition on its first line). The leading block is the run of comments (and, where
-the grammar has them, decorators and attributes) immediately above the
-definition, each on its own line, with no blank line in between; a comment
-after code on the same line, or one separated by a blank line, is not kept.
+lines, unless code precedes the definition on its first line). The leading
+block is the run of comments (and, where the grammar has them, decorators and
+attributes) immediately above the definition, each on its own line, with no
+blank line in between; a comment after code on the same line, or one
+separated by a blank line, is not kept.
 Rust inner doc comments (``//!``, ``/*!``) document the module, not the
 function, and end the block. Python docstrings sit inside the function and
 come with it; decorators, annotations, attributes, ``export`` and C++
