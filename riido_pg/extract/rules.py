@@ -17,8 +17,11 @@ outermost first, then its own name, joined with ``.`` in every language:
 * JavaScript/TypeScript function and arrow expressions are named after what
   they are bound to: a variable (``const f = () => {}``), an object key
   (``api.post``), a class field (``Greeter.onClick``) or an assignment target
-  (``module.exports.helper``); unbound ones (callbacks) are not extracted;
-* Ruby ``def self.build`` in ``class Greeter`` is ``Greeter.build``;
+  (``module.exports.helper``); an unbound one is named by its own name
+  (``setTimeout(function tick() {})`` gives ``tick``) and is not extracted
+  when it has none (anonymous callbacks);
+* Ruby singleton methods drop their receiver: ``def self.build`` and
+  ``def Greeter.build`` in ``class Greeter`` are both ``Greeter.build``;
 * C# destructors are ``~Name``; C++ operators ``operator==``.
 
 Declarations without a body (prototypes, abstract and interface methods,
@@ -160,7 +163,8 @@ def _js_binding_name(binding: Node, src: bytes) -> Named:
 def _js_name(node: Node, src: bytes) -> Named:
     if node.type in _JS_EXPRESSIONS:
         binding = _js_binding(node)
-        return _js_binding_name(binding, src) if binding is not None else None
+        if binding is not None:
+            return _js_binding_name(binding, src)
     return _named_with_body(node, src)
 
 
@@ -239,13 +243,33 @@ _C_NAMES = frozenset(
 )
 
 
+def _c_declarator_name(declarator: Node, src: bytes) -> str:
+    """A declarator's name; a conversion operator's stops before its ``()``."""
+    last = declarator
+    while last.type == "qualified_identifier":
+        name = last.child_by_field_name("name")
+        if name is None:
+            break
+        last = name
+    end = declarator.end_byte
+    if last.type == "operator_cast":
+        stack = [last]
+        while stack:
+            current = stack.pop()
+            if current.type == "parameter_list":
+                end = current.start_byte
+                break
+            stack.extend(reversed(current.named_children))
+    return clean_name(src[declarator.start_byte : end].decode("utf-8", "replace"))
+
+
 def _c_name(node: Node, src: bytes) -> Named:
     if node.child_by_field_name("body") is None:
         return None
     declarator = node.child_by_field_name("declarator")
     while declarator is not None:
         if declarator.type in _C_NAMES:
-            return clean_name(text(declarator, src)), declarator
+            return _c_declarator_name(declarator, src), declarator
         inner = declarator.child_by_field_name("declarator")
         if inner is None and declarator.type == "parenthesized_declarator":
             inner = declarator.named_children[0] if declarator.named_child_count else None
@@ -271,19 +295,6 @@ def _csharp_name(node: Node, src: bytes) -> Named:
     if named is not None and node.type == "destructor_declaration":
         return "~" + named[0], named[1]
     return named
-
-
-# --- Ruby ---------------------------------------------------------------------
-
-
-def _ruby_name(node: Node, src: bytes) -> Named:
-    named = _field_name(node, src)
-    if named is None or node.type != "singleton_method":
-        return named
-    target = node.child_by_field_name("object")
-    if target is None or target.type == "self":
-        return named
-    return f"{clean_name(text(target, src))}.{named[0]}", named[1]
 
 
 # --- Kotlin -------------------------------------------------------------------
@@ -374,7 +385,7 @@ RULES: dict[str, Rules] = {
     ),
     "ruby": Rules(
         definitions=("method", "singleton_method"),
-        name=_ruby_name,
+        name=_field_name,
         containers={"class": _container_field, "module": _container_field},
     ),
     "kotlin": Rules(
