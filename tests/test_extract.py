@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from extract_golden import FIXTURE_LANGUAGES, FIXTURES, GOLDEN, render
 
+from riido_pg.documents import check_document
 from riido_pg.errors import InvalidInput
 from riido_pg.extract import (
     LANGUAGES,
@@ -326,8 +327,19 @@ def test_stdlib_subset_is_deterministic() -> None:
             assert count == stats.functions > 100 or package == "json"
             assert stats.files_extracted > 0
             assert stats.skipped_unreadable == stats.skipped_binary == 0
-            ids = [json.loads(line)["id"] for line in out.getvalue().splitlines()]
+            docs = [json.loads(line) for line in out.getvalue().splitlines()]
+            ids = [doc["id"] for doc in docs]
             assert len(ids) == len(set(ids))
+            for doc in docs:  # what the loader accepts: no NUL, id and text within limits
+                check_document(doc["id"], doc["text"], package)
+            assert stats.files_seen == (
+                stats.files_extracted
+                + stats.skipped_unsupported
+                + stats.skipped_binary
+                + stats.skipped_too_large
+                + stats.skipped_unreadable
+                + stats.skipped_undecodable
+            )
             outputs.append(out.getvalue())
     assert outputs[:3] == outputs[3:]
     assert any(":JSONDecoder.decode:" in line for line in outputs[0].splitlines())
