@@ -180,6 +180,22 @@ def test_langs_restricts(tmp_path: Path) -> None:
     assert stats.files_extracted == 1
 
 
+def test_a_lone_string_is_one_language_or_pattern(tmp_path: Path) -> None:
+    write(tmp_path, "a.py", "def f(): pass\n")
+    write(tmp_path, "b.py", "def g(): pass\n")
+    write(tmp_path, "c.js", "function h() {}\n")
+    functions, _ = run(tmp_path, langs="python", excludes="b.py")
+    assert qualnames(functions) == ["f"]
+
+
+def test_threads_do_not_share_parsers() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(lambda lang: render(lang)[0], FIXTURE_LANGUAGES * 3))
+    assert results == [render(lang)[0] for lang in FIXTURE_LANGUAGES] * 3
+
+
 def test_on_file_sees_every_considered_file(tmp_path: Path) -> None:
     for rel in ("b.py", "a/c.txt", "a.go"):
         write(tmp_path, rel, "")

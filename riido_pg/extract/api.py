@@ -70,7 +70,8 @@ def iter_functions(
     """The functions under ``root``, one document each, in a fixed order.
 
     ``langs`` restricts to some of ``LANGUAGES`` (default: all); ``excludes``
-    are gitignore-style patterns relative to ``root``; ``include_vendored``
+    are gitignore-style patterns relative to ``root`` (a lone string is one
+    language or one pattern, not a sequence of characters); ``include_vendored``
     also reads vendored and generated code; files over ``max_file_bytes`` are
     skipped. ``stats`` (if given) is filled in as the iterator advances and is
     complete once it is exhausted. ``on_file`` is called with each considered
@@ -80,6 +81,10 @@ def iter_functions(
     """
     if max_file_bytes < 0:
         raise InvalidInput("max_file_bytes must not be negative")
+    if isinstance(langs, str):
+        langs = [langs]
+    if isinstance(excludes, str):
+        excludes = [excludes]
     selected = select_languages(langs)
     exclude_spec = compile_excludes(list(excludes))
     top = _check_root(Path(root))

@@ -9,6 +9,7 @@ on ``<T>x`` casts versus JSX).
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Callable
 from functools import cache
 from typing import cast
@@ -50,7 +51,15 @@ def language(key: str) -> Language:
     return Language(pointer)
 
 
-@cache
+_local = threading.local()
+
+
 def parser(key: str) -> Parser:
-    """A parser for a grammar key (one per key; parsers are not thread-safe)."""
-    return Parser(language(key))
+    """A parser for a grammar key: one per key and thread (parsers are not thread-safe)."""
+    parsers: dict[str, Parser] | None = getattr(_local, "parsers", None)
+    if parsers is None:
+        parsers = _local.parsers = {}
+    found = parsers.get(key)
+    if found is None:
+        found = parsers[key] = Parser(language(key))
+    return found
