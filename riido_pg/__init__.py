@@ -36,6 +36,7 @@ from riido_pg.storage import (
     get_snapshot,
     list_snapshots,
     load_snapshot,
+    load_snapshot_from_table,
 )
 
 __version__ = "0.1.0"
@@ -72,6 +73,7 @@ __all__ = [
     "get_snapshot",
     "list_snapshots",
     "load_snapshot",
+    "load_snapshot_from_table",
     "rank_documents",
     "rank_snapshot",
     "split_identifiers",

@@ -84,6 +84,9 @@ def note(message: str) -> None:
 
 #: Labels of the progress phases reported by the library.
 PHASES = {
+    "files": "reading files",
+    "functions": "extracting functions",
+    "rows": "reading rows",
     "documents": "staging documents",
     "tsvectors": "computing tsvectors",
     "index": "building postings",

@@ -21,6 +21,7 @@ from riido_pg import __version__
 from riido_pg.cli import database, search, snapshots
 from riido_pg.cli.context import DebugOption, Settings, settings
 from riido_pg.cli.evaluate import corpus_app, eval_command
+from riido_pg.cli.extract import extract
 from riido_pg.errors import RiidoError
 
 __all__ = ["app", "main"]
@@ -36,6 +37,7 @@ app = typer.Typer(
 app.command()(search.hints)
 app.command()(search.load)
 app.command()(search.query)
+app.command()(extract)
 app.command("eval")(eval_command)
 app.add_typer(snapshots.app, name="snapshots")
 app.add_typer(corpus_app, name="corpus")

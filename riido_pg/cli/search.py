@@ -24,7 +24,9 @@ from riido_pg.cli.context import (
     select_policy,
     settings,
 )
+from riido_pg.cli.extract import ExcludeOpt, IncludeVendoredOpt, LangOpt
 from riido_pg.errors import ConflictingOptions
+from riido_pg.storage.loading import LoadResult
 from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG
 from riido_pg.words import count
 
@@ -76,29 +78,93 @@ def load(
     ctx: typer.Context,
     snapshot_id: SnapshotIdArg,
     source: Annotated[
-        Path,
+        Path | None,
         typer.Argument(
             metavar="SOURCE",
-            help="A .json request file, a .jsonl file of {id,text}, or a BEIR directory.",
+            help="A .json request file, a .jsonl file of {id,text}, a BEIR directory, or a "
+            "source tree (a directory without corpus.jsonl: one document per function).",
+            show_default=False,
         ),
-    ],
+    ] = None,
     text_config: TextConfig = DEFAULT_TEXT_CONFIG,
     replace: Annotated[
         bool, typer.Option("--replace", help="Replace an existing snapshot with this content.")
     ] = False,
+    lang: LangOpt = None,
+    exclude: ExcludeOpt = None,
+    include_vendored: IncludeVendoredOpt = False,
+    from_table: Annotated[
+        str | None,
+        typer.Option(
+            "--from-table",
+            metavar="SCHEMA.TABLE",
+            help="Read the documents from this table, inside the server (no SOURCE).",
+            show_default=False,
+        ),
+    ] = None,
+    id_column: Annotated[
+        str, typer.Option("--id-column", metavar="C", help="With --from-table: the id column.")
+    ] = "id",
+    text_column: Annotated[
+        str,
+        typer.Option("--text-column", metavar="C", help="With --from-table: the text column."),
+    ] = "text",
     dsn: DsnOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Store documents as an immutable snapshot."""
-    from riido_pg.documents import read_source
-    from riido_pg.storage import load_snapshot
+    from riido_pg.documents import check_snapshot_id, read_source
+    from riido_pg.storage import load_snapshot, load_snapshot_from_table
 
     settings(ctx, dsn, debug)
-    docs = read_source(source, snapshot_id=snapshot_id)
-    with progress_bar() as progress, connect(ctx) as conn:
-        result = load_snapshot(
-            conn, snapshot_id, docs, text_config=text_config, replace=replace, progress=progress
+    check_snapshot_id(snapshot_id)
+    if (source is None) == (from_table is None):
+        raise ConflictingOptions("give a SOURCE to load, or --from-table SCHEMA.TABLE, not both")
+    if from_table is not None:
+        with progress_bar() as progress, connect(ctx) as conn:
+            result = load_snapshot_from_table(
+                conn,
+                snapshot_id,
+                from_table,
+                id_column,
+                text_column,
+                text_config=text_config,
+                replace=replace,
+                progress=progress,
+            )
+        _loaded(result)
+        return
+    assert source is not None
+    tree = source.is_dir() and not (source / "corpus.jsonl").exists()
+    if not tree and (lang or exclude or include_vendored):
+        raise ConflictingOptions(
+            f"--lang, --exclude and --include-vendored apply to a source tree, not to {source}"
         )
+    with progress_bar() as progress:
+        if tree:
+            from riido_pg.extract import ExtractStats, tree_documents
+
+            stats = ExtractStats()
+            docs = tree_documents(
+                source,
+                langs=lang or None,
+                excludes=exclude or (),
+                include_vendored=include_vendored,
+                stats=stats,
+                progress=progress,
+            )
+        else:
+            docs = read_source(source, snapshot_id=snapshot_id)
+        with connect(ctx) as conn:
+            result = load_snapshot(
+                conn, snapshot_id, docs, text_config=text_config, replace=replace, progress=progress
+            )
+    if tree:
+        note(stats.describe())
+    _loaded(result)
+
+
+def _loaded(result: LoadResult) -> None:
     verb = {"created": "loaded", "replaced": "replaced", "unchanged": "unchanged:"}[result.action]
     typer.echo(f"{verb} snapshot {result.snapshot_id!r} ({count(result.documents, 'document')})")
 

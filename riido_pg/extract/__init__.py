@@ -14,6 +14,7 @@ Importing this package does not load tree-sitter; the first extraction does.
 """
 
 from riido_pg.extract.api import DEFAULT_MAX_FILE_BYTES, MAX_ID_BYTES, iter_functions
+from riido_pg.extract.documents import tree_documents
 from riido_pg.extract.languages import LANGUAGES
 from riido_pg.extract.model import Function, FunctionMetadata, write_jsonl
 from riido_pg.extract.stats import ExtractStats
@@ -26,5 +27,6 @@ __all__ = [
     "Function",
     "FunctionMetadata",
     "iter_functions",
+    "tree_documents",
     "write_jsonl",
 ]

@@ -49,6 +49,9 @@ class ExtractStats:
     dirs_unreadable: int = 0
     #: Functions dropped because their id would exceed the loader's id limit.
     skipped_long_ids: int = 0
+    #: Functions left out of a load because PostgreSQL could not index them (a word
+    #: of 2,047 bytes or more, as in generated or minified code); ``load DIR`` only.
+    skipped_unindexable: int = 0
     #: (relative path, reason) for each binary, too large, unreadable or
     #: undecodable file, unreadable directory, bad ignore pattern and long id.
     problems: list[tuple[str, str]] = field(default_factory=list)
@@ -70,6 +73,7 @@ class ExtractStats:
             (self.skipped_symlinks, "symlinks"),
             (self.dirs_unreadable, "unreadable directories"),
             (self.skipped_long_ids, "ids too long"),
+            (self.skipped_unindexable, "functions with words too long to index"),
         ]
         skipped = ", ".join(f"{count} {label}" for count, label in parts if count)
         noun = "function" if self.functions == 1 else "functions"

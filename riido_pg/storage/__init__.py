@@ -13,6 +13,7 @@ from riido_pg.storage.snapshots import (
     list_snapshots,
     snapshot_lock,
 )
+from riido_pg.storage.table import load_snapshot_from_table
 
 __all__ = [
     "DEFAULT_TEXT_CONFIG",
@@ -27,6 +28,7 @@ __all__ = [
     "get_snapshot",
     "list_snapshots",
     "load_snapshot",
+    "load_snapshot_from_table",
     "scratch_snapshot",
     "snapshot_lock",
 ]

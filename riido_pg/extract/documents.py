@@ -1,0 +1,76 @@
+"""A source tree as the documents of a snapshot (``riido-pg load ID DIR``).
+
+The extracted functions become :class:`~riido_pg.documents.Document`s (id and text;
+the metadata stays with ``riido-pg extract``'s JSON Lines), checked like any other
+input. A tree with no function in a supported language is an error that says what
+was found.
+
+A function PostgreSQL cannot index — one with a run of 2,047 bytes or more without
+whitespace, which can hold a word the text search parser would drop with an error
+(generated tables, minified code, embedded data) — is left out of the load, counted
+and listed in the stats, rather than failing the whole tree as such a document in a
+file of documents would: a tree is what the caller has, not what they chose.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from riido_pg.documents import Document, DocumentSet
+from riido_pg.errors import InvalidInput
+from riido_pg.extract.api import iter_functions
+from riido_pg.extract.stats import ExtractStats
+
+__all__ = ["tree_documents", "unindexable"]
+
+#: PostgreSQL's longest indexable word is 2,046 bytes (riido_pg.storage.loading).
+_MAX_WORD_BYTES = 2047
+_LONG_RUN = re.compile(rf"\S{{{_MAX_WORD_BYTES // 4},}}")  # UTF-8: 4 bytes a char at most
+
+
+def unindexable(text: str) -> bool:
+    """Whether ``text`` has a whitespace-free run of 2,047 UTF-8 bytes or more."""
+    return any(len(m.group().encode("utf-8")) >= _MAX_WORD_BYTES for m in _LONG_RUN.finditer(text))
+
+
+def tree_documents(
+    root: Path,
+    *,
+    langs: Sequence[str] | None = None,
+    excludes: Sequence[str] = (),
+    include_vendored: bool = False,
+    stats: ExtractStats | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+) -> DocumentSet:
+    """The functions under ``root`` as validated documents. ``progress`` gets
+    ("files", files seen, 0) and ("functions", functions, 0) as the walk advances."""
+    counts = stats if stats is not None else ExtractStats()
+
+    def on_file(_rel: str) -> None:
+        if progress is not None:
+            progress("files", counts.files_seen, 0)
+
+    docs: list[Document] = []
+    for function in iter_functions(
+        root,
+        langs=langs,
+        excludes=excludes,
+        include_vendored=include_vendored,
+        stats=counts,
+        on_file=on_file,
+    ):
+        if unindexable(function.text):
+            counts.skipped_unindexable += 1
+            counts.problem(function.metadata["path"], f"{function.id}: a word too long to index")
+            continue
+        docs.append(Document(function.id, function.text))
+        if progress is not None and len(docs) % 100 == 0:
+            progress("functions", len(docs), 0)
+    if progress is not None:
+        progress("files", counts.files_seen, counts.files_seen)
+        progress("functions", len(docs), len(docs))
+    if not docs:
+        raise InvalidInput(f"{root}: no functions in a supported language: {counts.describe()}")
+    return DocumentSet(docs, where=str(root))

@@ -1,0 +1,114 @@
+"""Loading a snapshot from a table already in the database (``load --from-table``).
+
+The rows are read with one ``COPY (SELECT id::text, text::text FROM table) TO STDOUT``
+and checked exactly like file input (the same errors, naming the row's id: a NULL id
+or text, a duplicate id, an over-limit text). Identifiers are composed with
+``psycopg.sql.Identifier``; the reading role needs only ``SELECT`` on the table.
+
+The text makes one round trip through the client: identifier splitting is the one
+Python implementation (:func:`riido_pg.splitting.split_identifiers`), which PostgreSQL
+cannot run, so the loader reads each text, splits it, and writes both back as any
+load does (README "Loading from a table" has the measured cost).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from psycopg import sql
+
+from riido_pg.documents import Document, DocumentSet, check_document
+from riido_pg.errors import InvalidInput
+from riido_pg.server.connect import Conn
+from riido_pg.server.errors import translated
+from riido_pg.storage.loading import LoadResult, Progress, load_snapshot
+from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG
+
+__all__ = ["SourceTable", "load_snapshot_from_table", "read_table"]
+
+
+@dataclass(frozen=True, slots=True)
+class SourceTable:
+    schema: str
+    name: str
+    id_column: str
+    text_column: str
+
+    def __str__(self) -> str:
+        return f"{self.schema}.{self.name}"
+
+
+def _resolve(conn: Conn, table: str, id_column: str, text_column: str) -> SourceTable:
+    schema, dot, name = table.partition(".")
+    if not dot:
+        schema, name = "", table
+    if not name or (dot and not schema):
+        raise InvalidInput(f"table {table!r}: expected SCHEMA.TABLE or TABLE")
+    row = conn.execute(
+        "SELECT n.nspname, c.relname, c.oid FROM pg_class AS c "
+        "JOIN pg_namespace AS n ON n.oid = c.relnamespace "
+        "WHERE c.relname = %s AND c.relkind IN ('r', 'v', 'm', 'p', 'f') "
+        "AND n.nspname = CASE WHEN %s = '' THEN current_schema() ELSE %s END",
+        (name, schema, schema),
+    ).fetchone()
+    if row is None:
+        raise InvalidInput(f"no table {table!r} (expected SCHEMA.TABLE, e.g. public.functions)")
+    found = {
+        str(r[0])
+        for r in conn.execute(
+            "SELECT attname FROM pg_attribute WHERE attrelid = %s AND attnum > 0 "
+            "AND NOT attisdropped",
+            (row[2],),
+        )
+    }
+    for column in (id_column, text_column):
+        if column not in found:
+            raise InvalidInput(
+                f"table {row[0]}.{row[1]} has no column {column!r}; it has "
+                + ", ".join(sorted(found))
+            )
+    return SourceTable(str(row[0]), str(row[1]), id_column, text_column)
+
+
+def read_table(
+    conn: Conn, table: str, id_column: str, text_column: str, *, progress: Progress | None = None
+) -> DocumentSet:
+    """The rows of ``table`` as validated documents (``progress("rows", n, 0)``)."""
+    source = _resolve(conn, table, id_column, text_column)
+    query = sql.SQL("COPY (SELECT {}::text, {}::text FROM {}.{}) TO STDOUT").format(
+        sql.Identifier(source.id_column),
+        sql.Identifier(source.text_column),
+        sql.Identifier(source.schema),
+        sql.Identifier(source.name),
+    )
+    where = f"table {source}"
+    docs: list[Document] = []
+    with conn.cursor().copy(query) as copy:
+        for doc_id, text in copy.rows():
+            if doc_id is None:
+                raise InvalidInput(f"{where}: a row has a NULL {source.id_column}")
+            docs.append(check_document(doc_id, text, where))
+            if progress is not None and len(docs) % 10_000 == 0:
+                progress("rows", len(docs), 0)
+    if progress is not None:
+        progress("rows", len(docs), len(docs))
+    return DocumentSet(docs, where=where, checked=True)
+
+
+@translated
+def load_snapshot_from_table(
+    conn: Conn,
+    snapshot_id: str,
+    table: str,
+    id_column: str,
+    text_column: str,
+    *,
+    text_config: str = DEFAULT_TEXT_CONFIG,
+    replace: bool = False,
+    progress: Progress | None = None,
+) -> LoadResult:
+    """:func:`~riido_pg.storage.loading.load_snapshot` of the rows of ``table``."""
+    docs = read_table(conn, table, id_column, text_column, progress=progress)
+    return load_snapshot(
+        conn, snapshot_id, docs, text_config=text_config, replace=replace, progress=progress
+    )
