@@ -1,6 +1,6 @@
-"""Whole-process time of the CONTRACTS §1 example: ``riido-pg hints --identifier-hints``.
+"""Whole-process time of the README main-job example: ``riido-pg hints --identifier-hints``.
 
-Runs the console script as a subprocess, the §1 request on stdin, N times (default
+Runs the console script as a subprocess, the main-job request on stdin, N times (default
 20) and reports median and p95 wall time, checking every run prints ``a, c, b``:
 
 * ``server``: against the running server (``RIIDO_PG_DSN`` = a fresh migrated
@@ -247,7 +247,7 @@ def main() -> None:
                     round(r["load_avg"], 1),
                 ]
             )
-    print("\n### `riido-pg hints --identifier-hints` (CONTRACTS §1), whole process\n")
+    print("\n### `riido-pg hints --identifier-hints` (the README main job), whole process\n")
     print(
         markdown_table(
             [

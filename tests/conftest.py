@@ -40,7 +40,7 @@ ALL_TABLES = (
     "eval_corpora",
 )
 
-#: The CONTRACTS §1 example request.
+#: The README main-job example request.
 EXAMPLE_REQUEST: dict[str, Any] = {
     "snapshot_id": "demo",
     "query": "read config",

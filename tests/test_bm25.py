@@ -1,4 +1,4 @@
-"""BM25 as CONTRACTS §5 defines it, recomputed independently in Python.
+"""BM25 as README "Ranking" defines it, recomputed independently in Python.
 
 PostgreSQL supplies only its own tokens (``to_tsvector`` lexemes and position
 counts, computed here per document, not read from our tables); the formula, the

@@ -1,4 +1,4 @@
-"""`riido-pg hints`: the CONTRACTS §1 example and its variants, exact output."""
+"""`riido-pg hints`: the README main-job example and its variants, exact output."""
 
 from __future__ import annotations
 

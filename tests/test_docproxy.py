@@ -1,5 +1,6 @@
-"""The documentation-proxy corpus (CONTRACTS §5): extraction rules on small sources,
-download and cache behaviour without network, and one real build (network)."""
+"""The documentation-proxy corpus (README "The documentation-proxy corpus"): extraction
+rules on small sources, download and cache behaviour without network, and one real
+build (network)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The embedded default (CONTRACTS §4): no DSN, a fresh RIIDO_PG_HOME, the §1 example
+"""The embedded default (README): no DSN, a fresh RIIDO_PG_HOME, the main-job example
 works, the server listens on a Unix socket only, and `db stop` stops it."""
 
 from __future__ import annotations

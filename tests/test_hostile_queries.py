@@ -291,7 +291,7 @@ def _order_key(id_score: tuple[str, float]) -> tuple[float, bytes]:
 
 
 def _positions_ok(ids: list[str], first: list[str], second: list[str]) -> None:
-    """Interleave of ``first`` and ``second``, ``first`` first (CONTRACTS §5): the id at
+    """Interleave of ``first`` and ``second``, ``first`` first (README): the id at
     rank r of ``first`` appears by rank 2r - 1, the id at rank r of ``second`` by 2r."""
     position = {doc_id: rank for rank, doc_id in enumerate(ids, start=1)}
     for r, doc_id in enumerate(first, start=1):
@@ -308,7 +308,7 @@ def check_candidates(
     policy: str,
     seen: dict[str, dict[str, float]],
 ) -> None:
-    """One result (as §3 JSON) of ``policy`` for a valid query. ``seen`` collects the
+    """One result (as result JSON) of ``policy`` for a valid query. ``seen`` collects the
     same query's ``bm25`` scores (key "raw") and ``identifier_bm25`` scores ("ident")
     as they become known, to check the combined policies against them."""
     assert snapshot_id == SNAP

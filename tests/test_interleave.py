@@ -1,9 +1,9 @@
-"""Interleaving (CONTRACTS §5, issue 2 item 5): exhaustive for 1-7 candidates.
+"""Interleaving (README, issue 2 item 5): exhaustive for 1-7 candidates.
 
 For every n in 1..7, a few baseline orders, and every partial permutation of the
 baseline as hints (every subset length 0..n, every order: 13,700 hint lists at n = 7),
 both ``baseline_first`` and ``auxiliary_first`` are checked against the contract's
-guarantees and against an independent reference implementation written from the §5
+guarantees and against an independent reference implementation written from the README
 text. No database is needed.
 """
 
@@ -26,9 +26,9 @@ T = TypeVar("T", bound=Hashable)
 
 
 def reference_interleave(lead: Sequence[T], follow: Sequence[T]) -> list[T]:
-    """§5, read literally: alternate between the two lists, ``lead`` first; on a list's
-    turn, drop ids already emitted from its front and emit its next id; a list with
-    nothing left has run out, and then the rest of the other follows."""
+    """README "Ranking", read literally: alternate between the two lists, ``lead``
+    first; on a list's turn, drop ids already emitted from its front and emit its next
+    id; a list with nothing left has run out, and then the rest of the other follows."""
     queues = (deque(lead), deque(follow))
     emitted: list[T] = []
     turn = 0
@@ -130,7 +130,7 @@ def test_hints_outside_the_baseline_raise(n: int, baseline: list[int]) -> None:
 
 
 def test_small_examples() -> None:
-    # §1's example shape: baseline a, b, c; the hints rank c first
+    # the main-job example shape: baseline a, b, c; the hints rank c first
     assert baseline_first(["a", "b", "c"], ["c", "a", "b"]) == ["a", "c", "b"]
     assert auxiliary_first(["a", "b", "c"], ["c", "a", "b"]) == ["c", "a", "b"]
     # a skipped (already emitted) id does not use up its list's turn
