@@ -440,15 +440,25 @@ def tables(results: dict[str, Any]) -> str:
     for cname, c in results["corpora"].items():
         lines.append(f"\n### {cname}: {c['documents']} documents, {c['questions']} questions\n")
         rows: list[list[Any]] = []
+        base = c["control_ranks"]["bm25"]
+
+        def versus(ranks: list[int], base: list[int] = base) -> list[int]:
+            better = sum(1 for r, b in zip(ranks, base, strict=True) if r < b)
+            worse = sum(1 for r, b in zip(ranks, base, strict=True) if r > b)
+            return [better, worse]
+
         for p, v in c["control"].items():
-            rows.append([p, *(v[m] for m in measures)])
+            rows.append([p, *(v[m] for m in measures), *versus(c["control_ranks"][p])])
         for model, r in c["models"].items():
             if "error" in r:
-                rows.append([f"{model}: {r['error']}", "", "", "", ""])
+                rows.append([f"{model}: {r['error']}", "", "", "", "", "", ""])
                 continue
             for k, v in r["quality"]["metrics"].items():
-                rows.append([f"{model} {k}", *(v[m] for m in measures)])
-        lines.append(markdown_table(["ranking", *measures], rows))
+                ranks = r["quality"]["ranks"][k]
+                rows.append([f"{model} {k}", *(v[m] for m in measures), *versus(ranks)])
+        lines.append(
+            markdown_table(["ranking", *measures, "better than bm25", "worse than bm25"], rows)
+        )
         cost_rows: list[list[Any]] = []
         for model, r in c["models"].items():
             if "error" in r:
@@ -508,7 +518,11 @@ def main() -> None:
         default=[],
         help="MODEL=PYTHON: run that model's worker with another interpreter (venv)",
     )
+    p.add_argument("--report", type=Path, help="print the tables of a saved result file")
     args = p.parse_args()
+    if args.report:
+        print(tables(json.loads(args.report.read_text())))
+        return
     pythons = dict(s.split("=", 1) for s in args.python)
     corpora: dict[str, Path] = {}
     for c in args.corpora:
