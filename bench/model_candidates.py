@@ -78,7 +78,13 @@ MODEL_DISTS = {
 # ------------------------------------------------------------------------ worker side
 
 
-def _rss_mb() -> float:
+def _status_mb(field: str) -> float:
+    """VmRSS (now) or VmHWM (peak) of this process, in MB. Not ru_maxrss: Linux keeps
+    that across exec, so a worker would report its parent's peak."""
+    with open("/proc/self/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -141,12 +147,12 @@ def worker(model_name: str, texts_file: Path, dest: Path) -> None:
     import numpy as np
 
     t0 = time.perf_counter()
-    rss0 = _rss_mb()
+    rss0 = _status_mb("VmRSS")
     from riido_pg.embedding import load_model
 
     model = load_model(model_name)
     load_s = time.perf_counter() - t0
-    rss_loaded = _rss_mb()
+    rss_loaded = _status_mb("VmRSS")
     data = json.loads(texts_file.read_text(encoding="utf-8"))
     docs: list[str] = data["documents"]
     questions: list[str] = data["questions"]
@@ -171,7 +177,7 @@ def worker(model_name: str, texts_file: Path, dest: Path) -> None:
         "load_s": round(load_s, 3),
         "rss_before_load_mb": round(rss0, 1),
         "rss_after_load_mb": round(rss_loaded, 1),
-        "peak_rss_mb": round(_rss_mb(), 1),
+        "peak_rss_mb": round(_status_mb("VmHWM"), 1),
         "documents": len(docs),
         "doc_chars_mean": round(sum(map(len, docs)) / max(1, len(docs)), 1),
         "embed_docs_s": round(docs_s, 3),
@@ -434,6 +440,38 @@ def run_corpus(name: str, directory: Path, args: Any, pythons: dict[str, str]) -
     return result
 
 
+CONTROL = "identifier_bm25_baseline_first"
+
+
+def paired_ci(a: list[float], b: list[float], seed: int = 11) -> tuple[float, float, float]:
+    """Mean of a - b and its 95% paired bootstrap interval (2,000 resamples)."""
+    import numpy as np
+
+    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    rng = np.random.default_rng(seed)
+    means = d[rng.integers(0, len(d), size=(2000, len(d)))].mean(axis=1)
+    lo, hi = np.percentile(means, [2.5, 97.5])
+    return float(d.mean()), float(lo), float(hi)
+
+
+def versus_control(c: dict[str, Any]) -> str:
+    """Each model hint ranking minus the control, per question: MRR and Recall@10."""
+    control = c["control_ranks"][CONTROL]
+    rows: list[list[Any]] = []
+    for model, r in c["models"].items():
+        if "error" in r:
+            continue
+        for k, ranks in r["quality"]["ranks"].items():
+            if not k.startswith("model_hints"):
+                continue
+            cells: list[Any] = [f"{model} {k}"]
+            for f in (lambda x: 1.0 / x, lambda x: float(x <= 10)):
+                mean, lo, hi = paired_ci([f(x) for x in ranks], [f(x) for x in control])
+                cells.append(f"{mean:+.3f} [{lo:+.3f}, {hi:+.3f}]")
+            rows.append(cells)
+    return markdown_table(["minus " + CONTROL, "Δ MRR [95% CI]", "Δ Recall@10 [95% CI]"], rows)
+
+
 def tables(results: dict[str, Any]) -> str:
     lines: list[str] = []
     measures = ("recall@1", "recall@10", "mrr", "mean_first_target_rank")
@@ -492,6 +530,8 @@ def tables(results: dict[str, Any]) -> str:
                 cost_rows,
             )
         )
+        lines.append("")
+        lines.append(versus_control(c))
         lines.append(
             f"\ncontrol: evaluate (4 policies) {c['evaluate_s']} s; rank_snapshot limit 10 p50: "
             + ", ".join(f"{p} {v['p50_ms']} ms" for p, v in c["control_latency"].items())
