@@ -21,6 +21,7 @@ For each corpus (BEIR directories: cosqa-dev and the docproxy corpus by default)
    load time, peak RSS, and fetching a snapshot's vectors stored as ``bytea`` vs
    ``real[]``.
 
+    python bench/model_candidates.py --quick              # ~1 min: wordllama, 60 questions
     python bench/model_candidates.py                      # both corpora, all models
     python bench/model_candidates.py --models wordllama-256 --corpora cosqa
     python bench/model_candidates.py --python all-minilm-l6-v2=/tmp/venv-minilm/bin/python
@@ -55,8 +56,11 @@ from common import (
 
 DEFAULT_MODELS = ("wordllama-256", "all-minilm-l6-v2")
 DEFAULT_CORPORA = {
-    "cosqa": REPO.parent / "shared" / "data" / "cosqa-dev",
-    "docproxy": Path("/tmp/docproxy-model"),
+    "cosqa": Path(
+        os.environ.get("RIIDO_BENCH_COSQA", REPO.parent / "shared" / "data" / "cosqa-dev")
+    ),
+    # built with `riido-pg corpus docproxy DIR` when absent (downloads 3 pinned sdists)
+    "docproxy": Path(os.environ.get("RIIDO_BENCH_DOCPROXY", "/tmp/docproxy-model")),
 }
 DEFAULT_M = (10, 100, 1000)
 SINGLE_THREAD = {
@@ -544,7 +548,12 @@ def main() -> None:
         worker(sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4]))
         return
     p = base_parser(__doc__.split("\n\n")[0])
-    p.add_argument("--models", nargs="+", default=list(DEFAULT_MODELS))
+    p.add_argument(
+        "--models",
+        nargs="+",
+        default=None,
+        help=f"default: {' '.join(DEFAULT_MODELS)} (--quick: wordllama-256 only)",
+    )
     p.add_argument(
         "--corpora",
         nargs="+",
@@ -563,6 +572,8 @@ def main() -> None:
     if args.report:
         print(tables(json.loads(args.report.read_text())))
         return
+    if args.models is None:
+        args.models = ["wordllama-256"] if args.quick else list(DEFAULT_MODELS)
     pythons = dict(s.split("=", 1) for s in args.python)
     corpora: dict[str, Path] = {}
     for c in args.corpora:
@@ -570,6 +581,11 @@ def main() -> None:
         corpora[name] = Path(d) if d else DEFAULT_CORPORA[name]
     results: dict[str, Any] = {"m": args.m, "models": args.models, "corpora": {}}
     for name, directory in corpora.items():
+        if name == "docproxy" and not (directory / "corpus.jsonl").is_file():
+            build = [sys.executable, "-m", "riido_pg", "corpus", "docproxy", str(directory)]
+            proc = subprocess.run(build, capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                print(f"docproxy: cannot build it: {proc.stderr.strip()}", file=sys.stderr)
         if not (directory / "corpus.jsonl").is_file():
             print(f"{name}: {directory} has no corpus.jsonl; skipped", file=sys.stderr)
             results["corpora"][name] = {"error": f"{directory}: no corpus.jsonl"}
