@@ -17,7 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib.metadata import entry_points
+from functools import partial
+from importlib.metadata import EntryPoint, entry_points
 
 from riido_pg.embedding.errors import ModelNotInstalled, UnknownModel
 from riido_pg.embedding.model import CheckedModel, EmbeddingModel
@@ -111,20 +112,19 @@ def unregister_model(name: str) -> None:
     MODELS.pop(name, None)
 
 
+def _from_entry_point(ep: EntryPoint) -> EmbeddingModel:
+    target = ep.load()
+    if isinstance(target, ModelSpec):
+        return target.factory()
+    model: EmbeddingModel = target()
+    return model
+
+
 def _entry_point_specs() -> dict[str, ModelSpec]:
-    specs: dict[str, ModelSpec] = {}
-    for ep in entry_points(group=ENTRY_POINT_GROUP):
-        ep_name = ep.name
-
-        def factory(ep_obj: object = ep) -> EmbeddingModel:
-            target = ep_obj.load()  # type: ignore[attr-defined]
-            if isinstance(target, ModelSpec):
-                return target.factory()
-            model: EmbeddingModel = target()
-            return model
-
-        specs[ep_name] = ModelSpec(ep_name, factory, None, f"entry point {ep.value}")
-    return specs
+    return {
+        ep.name: ModelSpec(ep.name, partial(_from_entry_point, ep), None, f"entry point {ep.value}")
+        for ep in entry_points(group=ENTRY_POINT_GROUP)
+    }
 
 
 def known_models() -> dict[str, ModelSpec]:
