@@ -265,8 +265,8 @@ def evaluate_model(
     import numpy as np
 
     from riido_pg.embedding import cosine_order
-    from riido_pg.interleave import iter_interleave
-    from riido_pg.metrics import aggregate, first_target_rank, records
+    from riido_pg.evaluation.metrics import aggregate, first_target_rank, records
+    from riido_pg.ranking.interleave import iter_interleave
 
     docs, qv, q_empty = vecs["docs"], vecs["questions"], vecs["q_empty"]
     n = docs.shape[0]
@@ -376,7 +376,7 @@ def run_corpus(name: str, directory: Path, args: Any, pythons: dict[str, str]) -
     import numpy as np
 
     from riido_pg.evaluation import evaluate, store_corpus
-    from riido_pg.metrics import first_target_rank
+    from riido_pg.evaluation.metrics import first_target_rank
 
     print(f"## {name}: {directory}", file=sys.stderr)
     result: dict[str, Any] = {"directory": str(directory)}
