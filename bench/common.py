@@ -29,8 +29,8 @@ if str(REPO) not in sys.path:  # run as `python bench/x.py` from a checkout
     sys.path.insert(0, str(REPO))
 if str(BENCH_DIR) not in sys.path:
     sys.path.insert(0, str(BENCH_DIR))
-if str(REPO / "tests") not in sys.path:  # the database plumbing the tests use
-    sys.path.insert(0, str(REPO / "tests"))
+if str(REPO / "tests") not in sys.path:  # the database plumbing the tests use, last:
+    sys.path.append(str(REPO / "tests"))  # bench/corpus.py, not tests/corpus.py
 
 import databases  # noqa: E402
 from databases import drop_database  # noqa: E402

@@ -83,6 +83,16 @@ def eval_command(
         int,
         typer.Option("--run-depth", min=1, help="Documents per question in run files."),
     ] = 1000,
+    fused_weight: Annotated[
+        float | None,
+        typer.Option(
+            "--fused-weight",
+            metavar="W",
+            help="Weight w of identifier_bm25_fused (bm25 + w * identifier_bm25); default: "
+            "the documented constant.",
+            show_default=False,
+        ),
+    ] = None,
     dsn: DsnOption = None,
     debug: DebugOption = False,
 ) -> None:
@@ -136,6 +146,7 @@ def eval_command(
             progress=progress,
             run_dir=run_dir,
             run_depth=run_depth,
+            fused_weight=fused_weight,
         )
     sys.stderr.write(note)  # after the progress bar is gone
     text = result.to_json()

@@ -32,6 +32,7 @@ from riido_pg.ranking.policies import (
     RAW,
     REGISTRY,
     Policy,
+    check_weight,
     evaluated_policies,
     get_policy,
 )
@@ -44,6 +45,8 @@ from riido_pg.storage.loading import Progress
 
 __all__ = ["BATCH_CELLS", "PROGRESS_PHASE", "check_policies", "evaluate"]
 
+#: The batch's key for the fused scores (beside the columns' "raw" and "ident").
+FUSED = "fused"
 #: Question x document cells per batch: at most 2M stored scores (~25 MB) per column.
 BATCH_CELLS = 1 << 21
 PROGRESS_PHASE = "evaluating questions"
@@ -74,11 +77,17 @@ def evaluate(
     progress: Progress | None = None,
     run_dir: Path | None = None,
     run_depth: int = DEFAULT_RUN_DEPTH,
+    fused_weight: float | None = None,
 ) -> Evaluation:
     """Evaluate a snapshot's stored questions under ``policies`` (default: all that
     need nothing per question). With ``run_dir``, also writes one TREC run file per
-    policy (:mod:`riido_pg.evaluation.runfiles`)."""
+    policy (:mod:`riido_pg.evaluation.runfiles`). ``fused_weight`` overrides the
+    fused policy's weight (recorded in the output)."""
     chosen = check_policies(policies)
+    fused = [REGISTRY[p] for p in chosen if REGISTRY[p].fused]
+    weight = check_weight(fused[0], fused_weight) if fused else None
+    if fused_weight is not None and not fused:
+        raise ConflictingOptions("a fused weight needs a fused policy among those evaluated")
     if run_depth < 1:
         raise InvalidInput("the run depth must be at least 1")
     with conn.transaction():
@@ -129,13 +138,16 @@ def evaluate(
                     chosen,
                     writer,
                     run_depth,
+                    weight,
                 )
             )
             if progress:
                 progress(PROGRESS_PHASE, stop, total)
         if writer is not None:
             run_files = writer.paths
-    return Evaluation(info, chosen, results, len(stored) - len(questions), run_files)
+    return Evaluation(
+        info, chosen, results, len(stored) - len(questions), run_files, fused_weight=weight
+    )
 
 
 def _evaluate_batch(
@@ -146,6 +158,7 @@ def _evaluate_batch(
     policies: Sequence[str],
     writer: RunWriter | None,
     depth: int,
+    weight: float | None,
 ) -> Iterator[QuestionResult]:
     target_rows = np.fromiter(
         (i for i, q in enumerate(questions) for _ in q.targets), dtype=np.int64
@@ -153,10 +166,12 @@ def _evaluate_batch(
     target_ords = np.fromiter((t for q in questions for t in q.targets), dtype=np.int64)
     n_docs = int(columns[RAW].w.shape[1])
     stop = start + len(questions)
-    batch = {
-        c: firsts(col.q[start:stop] @ col.w, n_docs, target_rows, target_ords)
-        for c, col in columns.items()
-    }
+    scores = {c: col.q[start:stop] @ col.w for c, col in columns.items()}
+    if weight is not None:  # the fused score, the very float8 sum of sql/rank_fused.sql
+        fused = scores[RAW] + weight * scores[IDENT]
+        fused.eliminate_zeros()  # a zero fused score ranks with the unmatched documents
+        scores[FUSED] = fused.tocsr()
+    batch = {c: firsts(m, n_docs, target_rows, target_ords) for c, m in scores.items()}
     bm25 = REGISTRY[BM25]
     for i, (q, t) in enumerate(zip(questions, terms, strict=True)):
         in_scope = t.identifier_in_scope
@@ -173,6 +188,8 @@ def _evaluate_batch(
 
 
 def _first_target(policy: Policy, batch: dict[str, Firsts], i: int, targets: set[int]) -> int:
+    if policy.fused:
+        return int(batch[FUSED].ranks[i])
     if len(policy.lists) == 1:
         return int(batch[policy.lists[0]].ranks[i])
     first, second = (batch[c].prefix(i) for c in policy.lists)
@@ -199,7 +216,9 @@ def _write_runs(
         policy = REGISTRY[name]
         if policy.identifier and not in_scope:
             policy = REGISTRY[BM25]
-        if len(policy.lists) == 1:
+        if policy.fused:
+            ranked = order(FUSED)
+        elif len(policy.lists) == 1:
             ranked = order(policy.lists[0])
         else:
             a, b = (order(c) for c in policy.lists)

@@ -40,6 +40,8 @@ class Evaluation:
     #: Stored questions without targets: not evaluated.
     skipped: int
     run_files: list[Path] = field(default_factory=list)
+    #: The weight the fused policy ran with (None when it did not run).
+    fused_weight: float | None = None
 
     @property
     def snapshot_id(self) -> str:
@@ -101,6 +103,7 @@ class Evaluation:
                 "k1": c.k1,
                 "b": c.b,
                 "postgresql_major": c.server_major,
+                **({} if self.fused_weight is None else {"fused_weight": self.fused_weight}),
             },
             "policies": table(self.metrics()),
             "versus_baseline": self.versus_baseline(),

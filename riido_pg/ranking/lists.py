@@ -14,7 +14,7 @@ from riido_pg.resources import sql_text
 from riido_pg.server.connect import Conn
 from riido_pg.storage.snapshots import Snapshot
 
-__all__ = ["doc_ids", "hint_ords", "ranked", "scores"]
+__all__ = ["doc_ids", "fused", "hint_ords", "ranked", "scores"]
 
 
 def ranked(
@@ -32,6 +32,30 @@ def ranked(
         },
     ).fetchall()
     return [(int(r[0]), str(r[1]), float(r[2])) for r in rows]
+
+
+def fused(
+    conn: Conn,
+    snap: Snapshot,
+    raw: list[str],
+    ident: list[str],
+    weight: float,
+    limit: int | None,
+) -> list[tuple[int, str, float, float, float]]:
+    """(doc_ord, doc_id, fused score, raw score, identifier score) of the fused
+    ranking ``raw + weight * ident``, or its first ``limit``."""
+    rows = conn.execute(
+        sql_text("rank_fused"),
+        {
+            "snapshot_id": snap.snapshot_id,
+            "raw": raw,
+            "ident": ident,
+            "w": weight,
+            "n": snap.documents,
+            "limit": limit,
+        },
+    ).fetchall()
+    return [(int(r[0]), str(r[1]), float(r[2]), float(r[3]), float(r[4])) for r in rows]
 
 
 def scores(

@@ -4,7 +4,9 @@ A policy names the ranked lists it draws from and how it combines them:
 
 * one list: that list's ranking as it is;
 * two lists: :func:`riido_pg.ranking.interleave.iter_interleave` of the two, the
-  first list's id first (baseline-first when the first list is ``raw``).
+  first list's id first (baseline-first when the first list is ``raw``);
+* two lists with a ``weight`` w: one ranking by the fused score
+  ``raw + w * ident`` (``sql/rank_fused.sql``; the evaluation adds the same floats).
 
 The lists are ``raw`` (BM25 over ``tsv_raw``), ``ident`` (BM25 over ``tsv_ident``)
 and ``hints`` (the caller's hint ids, in order). The CLI, :func:`rank_snapshot`,
@@ -23,16 +25,19 @@ from riido_pg.errors import ConflictingOptions
 __all__ = [
     "BM25",
     "EXTERNAL_HINTS_BASELINE_FIRST",
+    "FUSED_WEIGHT",
     "HINTS",
     "IDENT",
     "IDENTIFIER_BM25",
     "IDENTIFIER_BM25_AUXILIARY_FIRST",
     "IDENTIFIER_BM25_BASELINE_FIRST",
+    "IDENTIFIER_BM25_FUSED",
     "OUT_OF_SCOPE",
     "POLICIES",
     "RAW",
     "REGISTRY",
     "Policy",
+    "check_weight",
     "evaluated_policies",
     "get_policy",
     "select_policy",
@@ -48,6 +53,10 @@ IDENTIFIER_BM25 = "identifier_bm25"
 IDENTIFIER_BM25_BASELINE_FIRST = "identifier_bm25_baseline_first"
 IDENTIFIER_BM25_AUXILIARY_FIRST = "identifier_bm25_auxiliary_first"
 EXTERNAL_HINTS_BASELINE_FIRST = "external_hints_baseline_first"
+IDENTIFIER_BM25_FUSED = "identifier_bm25_fused"
+#: w of identifier_bm25_fused: a constant chosen on the development corpora (cosqa-dev
+#: and docproxy, README "Choosing the fused weight"), not learned per snapshot.
+FUSED_WEIGHT = 4.0
 #: A result label, not a policy: identifier hints were asked for, but the query is
 #: outside the identifier limits or has no searchable words; ``bm25`` was ranked.
 OUT_OF_SCOPE = "bm25_identifier_input_out_of_scope"
@@ -63,6 +72,13 @@ class Policy:
     #: The command-line flag that selects this policy on its own, if any. A flag
     #: excludes every other flag and any ``--policy`` naming another policy.
     flag: str | None = None
+    #: With two lists: fuse them into one ranking by ``first + weight * second``
+    #: instead of interleaving them (the default weight; callers may pass another).
+    weight: float | None = None
+
+    @property
+    def fused(self) -> bool:
+        return self.weight is not None
 
     @property
     def needs_hints(self) -> bool:
@@ -89,6 +105,8 @@ def _declare(policy: Policy) -> Policy:
         raise ValueError(f"policy {policy.name!r} is declared twice")
     if not 1 <= len(policy.lists) <= 2 or not set(policy.lists) <= {RAW, IDENT, HINTS}:
         raise ValueError(f"policy {policy.name!r}: lists must be one or two of raw, ident, hints")
+    if policy.fused and policy.lists != (RAW, IDENT):
+        raise ValueError(f"policy {policy.name!r}: only raw and ident scores can be fused")
     REGISTRY[policy.name] = policy
     return policy
 
@@ -108,6 +126,14 @@ _declare(
         IDENTIFIER_BM25_AUXILIARY_FIRST,
         (IDENT, RAW),
         "interleave identifier_bm25 (first) with bm25",
+    )
+)
+_declare(
+    Policy(
+        IDENTIFIER_BM25_FUSED,
+        (RAW, IDENT),
+        f"one ranking by bm25 + w * identifier_bm25 (w = {FUSED_WEIGHT:g})",
+        weight=FUSED_WEIGHT,
     )
 )
 _declare(
@@ -136,6 +162,18 @@ def get_policy(name: str) -> Policy:
     if policy is None:
         raise ConflictingOptions(f"unknown policy {name!r}; choose one of {', '.join(POLICIES)}")
     return policy
+
+
+def check_weight(policy: Policy, weight: float | None) -> float | None:
+    """The fusion weight to use: ``weight`` if given (finite, >= 0, and only for a
+    fused policy), else the policy's own."""
+    if weight is None:
+        return policy.weight
+    if not policy.fused:
+        raise ConflictingOptions(f"a fused weight applies to fused policies, not {policy.name}")
+    if not (weight >= 0 and weight != float("inf")):
+        raise ConflictingOptions(f"the fused weight must be a finite number >= 0, not {weight}")
+    return float(weight)
 
 
 def check_hints(policy: Policy, hints: Sequence[str] | None) -> None:

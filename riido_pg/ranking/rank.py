@@ -26,9 +26,10 @@ from riido_pg.ranking.policies import (
     RAW,
     Policy,
     check_hints,
+    check_weight,
     get_policy,
 )
-from riido_pg.ranking.terms import query_terms
+from riido_pg.ranking.terms import QueryTerms, query_terms
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import translated
 from riido_pg.storage.scratch import scratch_snapshot
@@ -43,11 +44,15 @@ class Candidate:
     rank: int
     bm25_score: float
     identifier_bm25_score: float | None = None
+    #: identifier_bm25_fused only: bm25_score + w * identifier_bm25_score.
+    fused_score: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "rank": self.rank, "bm25_score": self.bm25_score}
         if self.identifier_bm25_score is not None:
             out["identifier_bm25_score"] = self.identifier_bm25_score
+        if self.fused_score is not None:
+            out["fused_score"] = self.fused_score
         return out
 
 
@@ -81,6 +86,19 @@ def _combine(policy: Policy, ranked: dict[str, list[int]]) -> list[int]:
     return list(iter_interleave(first, ranked[policy.lists[1]]))
 
 
+def _rank_fused(
+    conn: Conn, snap: Snapshot, terms: QueryTerms, weight: float, limit: int | None, label: str
+) -> Ranking:
+    rows = lists.fused(conn, snap, terms.raw, terms.ident, weight, limit)
+    candidates = [
+        Candidate(doc_id, rank, raw, ident, score)
+        for rank, (_, doc_id, score, raw, ident) in enumerate(rows, start=1)
+    ]
+    return Ranking(
+        snap.snapshot_id, label, candidates, searchable=terms.searchable, total=snap.documents
+    )
+
+
 def _rank(
     conn: Conn,
     snap: Snapshot,
@@ -88,11 +106,15 @@ def _rank(
     policy: Policy,
     limit: int | None,
     hints: Sequence[str] | None,
+    weight: float | None = None,
 ) -> Ranking:
     terms = query_terms(conn, query, snap.text_config)
     label = policy.name
     if policy.identifier and not terms.identifier_in_scope:
         policy, label = get_policy(BM25), OUT_OF_SCOPE
+    if policy.fused:
+        assert weight is not None
+        return _rank_fused(conn, snap, terms, weight, limit, label)
     names: dict[int, str] = {}
     score: dict[str, dict[int, float]] = {RAW: {}, IDENT: {}}
     ranked: dict[str, list[int]] = {}
@@ -127,13 +149,19 @@ def _rank(
     )
 
 
-def _check(query: str, policy: str, limit: int | None, hints: Sequence[str] | None) -> Policy:
+def _check(
+    query: str,
+    policy: str,
+    limit: int | None,
+    hints: Sequence[str] | None,
+    fused_weight: float | None,
+) -> tuple[Policy, float | None]:
     check_query(query)
     chosen = get_policy(policy)
     check_hints(chosen, hints)
     if limit is not None and limit < 1:
         raise InvalidInput("limit must be at least 1")
-    return chosen
+    return chosen, check_weight(chosen, fused_weight)
 
 
 @translated
@@ -145,19 +173,21 @@ def rank_snapshot(
     policy: str = BM25,
     limit: int | None = None,
     hints: Sequence[str] | None = None,
+    fused_weight: float | None = None,
 ) -> Ranking:
-    """Rank a stored snapshot. ``limit`` gives exactly the first K of the full ranking.
+    """Rank a stored snapshot. ``limit`` gives exactly the first K of the full ranking;
+    ``fused_weight`` overrides a fused policy's weight.
 
     Runs in one read-only repeatable-read transaction, so a concurrent ``replace``
     is seen entirely or not at all.
     """
-    chosen = _check(query, policy, limit, hints)
+    chosen, weight = _check(query, policy, limit, hints, fused_weight)
     with conn.transaction():
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         # heavy queries hash and sort posting rows; 4MB spills them to disk
         conn.execute("SET LOCAL work_mem = '32MB'")
         snap = get_snapshot(conn, snapshot_id)
-        return _rank(conn, snap, query, chosen, limit, hints)
+        return _rank(conn, snap, query, chosen, limit, hints, weight)
 
 
 @translated
@@ -169,9 +199,10 @@ def rank_documents(
     text_config: str = DEFAULT_TEXT_CONFIG,
     limit: int | None = None,
     hints: Sequence[str] | None = None,
+    fused_weight: float | None = None,
 ) -> Ranking:
     """Rank the caller's documents without keeping them (a scratch snapshot)."""
-    chosen = _check(request.query, policy, limit, hints)
+    chosen, weight = _check(request.query, policy, limit, hints, fused_weight)
     with scratch_snapshot(conn, request.documents, text_config) as snap:
-        ranking = _rank(conn, snap, request.query, chosen, limit, hints)
+        ranking = _rank(conn, snap, request.query, chosen, limit, hints, weight)
     return dataclasses.replace(ranking, snapshot_id=request.snapshot_id)
