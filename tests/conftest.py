@@ -38,6 +38,8 @@ ALL_TABLES = (
     "questions",
     "targets",
     "eval_corpora",
+    "snapshot_models",
+    "embeddings",
 )
 
 #: The README main-job example request.

@@ -42,9 +42,8 @@ def test_every_policy_ranks_every_document_once(cli: Any, policy: str) -> None:
     assert body["policy"] == policy and body["status"] == "unverified"
     assert sorted(c["id"] for c in body["candidates"]) == sorted(d.id for d in DOCS)
     assert [c["rank"] for c in body["candidates"]] == list(range(1, len(DOCS) + 1))
-    assert all(
-        set(c) <= {"id", "rank", "bm25_score", "identifier_bm25_score"} for c in body["candidates"]
-    )
+    keys = {"id", "rank", "bm25_score", "identifier_bm25_score", "fused_score"}
+    assert all(set(c) <= keys for c in body["candidates"])
 
 
 def test_identifier_hints_keep_the_baseline_first(cli: Any) -> None:
@@ -114,7 +113,8 @@ def test_table_format(cli: Any) -> None:
             ["query", "q", "x", "--policy", "bm26"],
             "error: unknown policy 'bm26'; choose one of bm25, identifier_bm25, "
             "identifier_bm25_baseline_first, identifier_bm25_auxiliary_first, "
-            "external_hints_baseline_first\n",
+            "identifier_bm25_fused, external_hints_baseline_first, "
+            "model_hints_baseline_first\n",
         ),
         (
             ["query", "q", "x", "--policy", "bm25_identifier_input_out_of_scope"],
@@ -211,7 +211,7 @@ def test_usage_names_arguments_consistently(cli: Any) -> None:
     # upper-case metavars everywhere; typer marks required arguments with braces
     for args, usage in (
         (["query", "--help"], "Usage: riido-pg query [OPTIONS] {SNAPSHOT_ID} {QUERY}"),
-        (["load", "--help"], "Usage: riido-pg load [OPTIONS] {SNAPSHOT_ID} {SOURCE}"),
+        (["load", "--help"], "Usage: riido-pg load [OPTIONS] {SNAPSHOT_ID} [SOURCE]"),
         (
             ["snapshots", "drop", "--help"],
             "Usage: riido-pg snapshots drop [OPTIONS] {SNAPSHOT_ID}",

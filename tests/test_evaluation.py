@@ -28,12 +28,14 @@ from riido_pg.ranking import (
     IDENTIFIER_BM25,
     IDENTIFIER_BM25_AUXILIARY_FIRST,
     IDENTIFIER_BM25_BASELINE_FIRST,
+    IDENTIFIER_BM25_FUSED,
     OUT_OF_SCOPE,
     evaluated_policies,
     query_terms,
     rank_snapshot,
 )
 from riido_pg.ranking.interleave import auxiliary_first, baseline_first
+from riido_pg.ranking.policies import FUSED_WEIGHT
 from riido_pg.storage import drop_snapshot, load_snapshot
 
 NEAR = 1e-12  # relative: float summation-order noise is ~1e-16
@@ -87,11 +89,13 @@ def sql_path_ranks(
         else:
             ident = [(c.id, c.identifier_bm25_score or 0.0) for c in ident_list.candidates]
             ident_order = canonical(ident)
+            fused = [(c.id, c.fused_score or 0.0) for c in lists[IDENTIFIER_BM25_FUSED].candidates]
             orders = {
                 BM25: raw_order,
                 IDENTIFIER_BM25: ident_order,
                 IDENTIFIER_BM25_BASELINE_FIRST: baseline_first(raw_order, ident_order),
                 IDENTIFIER_BM25_AUXILIARY_FIRST: auxiliary_first(raw_order, ident_order),
+                IDENTIFIER_BM25_FUSED: canonical(fused),
             }
         if raw_order != [c.id for c in lists[BM25].candidates] or ident_order != [
             c.id for c in ident_list.candidates
@@ -220,13 +224,23 @@ def test_output_shape_rounding_and_byte_identical_rerun(conn: Any, tmp_path: Pat
     first = evaluate(conn, stored.snapshot_id).to_json()
     assert evaluate(conn, stored.snapshot_id).to_json() == first
     data = json.loads(first)
-    assert list(data) == ["config", "corpus", "per_repo", "policies", "versus_baseline"]
+    assert list(data) == [
+        "config",
+        "corpus",
+        "per_repo",
+        "policies",
+        "verdicts",  # the fused challenger against the control
+        "versus_baseline",
+        "versus_control",
+    ]
+    assert list(data["verdicts"]) == [IDENTIFIER_BM25_FUSED]
     major = int(conn.execute("SHOW server_version_num").fetchone()[0]) // 10000
     assert data["config"] == {
         "b": 0.75,
         "k1": 1.2,
         "text_config": "english",
         "postgresql_major": major,
+        "fused_weight": FUSED_WEIGHT,
     }
     corpus = data["corpus"]
     assert corpus["documents"] == 22 and corpus["questions"] == 6

@@ -15,7 +15,9 @@ from corpus import write_beir
 from riido_pg import Document, load_snapshot, rank_snapshot
 from riido_pg.errors import ConflictingOptions
 from riido_pg.ranking import OUT_OF_SCOPE, POLICIES, REGISTRY, evaluated_policies
-from riido_pg.ranking.policies import HINTS, IDENT, RAW, select_policy
+from riido_pg.ranking.model_hints import model_named
+from riido_pg.ranking.policies import HINTS, IDENT, MODEL, RAW, select_policy
+from riido_pg.storage.embeddings import embed_snapshot
 
 DOCS = [
     Document("a", "def read_config(path): return open(path)"),
@@ -24,12 +26,25 @@ DOCS = [
     Document("d", "unrelated words only"),
 ]
 HINT_IDS = ["d", "b"]
+#: The learned hint source the model policies run with (installed by the test extra).
+MODEL_NAME = "wordllama-256"
+
+
+def _inputs(name: str, hints_file: Path) -> list[str]:
+    """The options a policy needs beside --policy (its hints file or model)."""
+    policy = REGISTRY[name]
+    if policy.needs_hints:
+        return ["--hints-file", str(hints_file)]
+    if policy.needs_model:
+        return ["--model", MODEL_NAME]
+    return []
 
 
 @pytest.fixture(scope="module", autouse=True)
 def snapshot(db: Database) -> None:
     with db.connect() as conn:
         load_snapshot(conn, "pol", DOCS)
+        embed_snapshot(conn, "pol", model_named(MODEL_NAME))
 
 
 @pytest.fixture
@@ -47,14 +62,13 @@ def test_the_registry_is_well_formed() -> None:
     assert len(flags) == len(set(flags))
     for policy in REGISTRY.values():
         assert 1 <= len(policy.lists) <= 2
-        assert set(policy.lists) <= {RAW, IDENT, HINTS}
+        assert set(policy.lists) <= {RAW, IDENT, HINTS, MODEL}
         assert policy.evaluated == (HINTS not in policy.lists)
 
 
 @pytest.mark.parametrize("name", POLICIES)
 def test_every_policy_is_accepted_by_the_cli(name: str, cli: Any, hints_file: Path) -> None:
-    extra = ["--hints-file", str(hints_file)] if REGISTRY[name].needs_hints else []
-    result = cli(["query", "pol", "read config", "--policy", name, *extra])
+    result = cli(["query", "pol", "read config", "--policy", name, *_inputs(name, hints_file)])
     assert result.code == 0, result.stderr
     body = json.loads(result.stdout)
     assert body["policy"] == name
@@ -65,7 +79,8 @@ def test_every_policy_is_accepted_by_the_cli(name: str, cli: Any, hints_file: Pa
 def test_every_policy_is_ranked_by_rank_snapshot(name: str, conn: Any) -> None:
     policy = REGISTRY[name]
     hints = HINT_IDS if policy.needs_hints else None
-    ranking = rank_snapshot(conn, "pol", "read config", policy=name, hints=hints)
+    model = MODEL_NAME if policy.needs_model else None
+    ranking = rank_snapshot(conn, "pol", "read config", policy=name, hints=hints, model=model)
     assert ranking.policy == name
     ids = [c.id for c in ranking.candidates]
     assert sorted(ids) == ["a", "b", "c", "d"]
@@ -87,7 +102,8 @@ def beir_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.parametrize("name", POLICIES)
 def test_every_policy_is_evaluated_or_refused_by_eval(name: str, cli: Any, beir_dir: Path) -> None:
-    result = cli(["eval", str(beir_dir), "--policy", name, "--output", "-"])
+    model = ["--model", MODEL_NAME] if REGISTRY[name].needs_model else []
+    result = cli(["eval", str(beir_dir), "--policy", name, "--output", "-", *model])
     if REGISTRY[name].evaluated:
         assert result.code == 0, result.stderr
         assert name in json.loads(result.stdout)["policies"]
@@ -108,7 +124,8 @@ def _forbidden(hints_file: Path) -> list[tuple[list[str], str]]:
     flagged = [p for p in REGISTRY.values() if p.flag is not None]
 
     def args_of(flag: str) -> list[str]:
-        return [flag, str(hints_file)] if flag == "--hints-file" else [flag]
+        value = {"--hints-file": [str(hints_file)], "--model": [MODEL_NAME]}
+        return [flag, *value.get(flag, [])]
 
     for i, p in enumerate(flagged):
         for q in flagged[i + 1 :]:
@@ -126,6 +143,8 @@ def _forbidden(hints_file: Path) -> list[tuple[list[str], str]]:
     for p in REGISTRY.values():
         if p.needs_hints:
             out.append((["--policy", p.name], f"error: --policy {p.name} needs {p.flag} F"))
+        if p.needs_model:
+            out.append((["--policy", p.name], f"error: --policy {p.name} needs {p.flag} NAME"))
     out.append((["--policy", OUT_OF_SCOPE], f"error: {OUT_OF_SCOPE} is a result label"))
     out.append((["--policy", "nope"], "error: unknown policy 'nope'"))
     return out
@@ -152,6 +171,16 @@ def test_the_library_applies_the_same_rules(conn: Any) -> None:
         wrong = None if policy.needs_hints else HINT_IDS
         with pytest.raises(ConflictingOptions):
             rank_snapshot(conn, "pol", "read", policy=name, hints=wrong)
+        wrong_model = None if policy.needs_model else MODEL_NAME
+        with pytest.raises(ConflictingOptions):
+            rank_snapshot(
+                conn,
+                "pol",
+                "read",
+                policy=name,
+                model=wrong_model,
+                hints=None if not policy.needs_hints else HINT_IDS,
+            )
     with pytest.raises(ConflictingOptions, match="result label"):
         rank_snapshot(conn, "pol", "read", policy=OUT_OF_SCOPE)
     assert select_policy(None).name == "bm25"

@@ -28,11 +28,13 @@ __all__ = [
     "HintsFile",
     "IdentifierHints",
     "LimitOpt",
+    "ModelOpt",
     "PolicyOpt",
     "Settings",
     "TextConfig",
     "connect",
     "emit_json",
+    "load_model",
     "note",
     "progress_bar",
     "select_policy",
@@ -88,6 +90,7 @@ PHASES = {
     "functions": "extracting functions",
     "rows": "reading rows",
     "documents": "staging documents",
+    "embeddings": "embedding documents",
     "tsvectors": "computing tsvectors",
     "index": "building postings",
     "statistics": "updating planner statistics",
@@ -182,6 +185,15 @@ def _policy_help() -> str:
     return "One of: " + ", ".join(REGISTRY) + " (default bm25)."
 
 
+ModelOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model",
+        metavar="NAME",
+        help="A learned hint source (policy model_hints_baseline_first), e.g. wordllama-256.",
+        show_default=False,
+    ),
+]
 PolicyOpt = Annotated[
     str | None,
     typer.Option("--policy", metavar="POLICY", help=_policy_help(), show_default=False),
@@ -196,14 +208,28 @@ LimitOpt = Annotated[
 
 
 def select_policy(
-    identifier_hints: bool, hints_file: Path | None, policy: str | None
+    identifier_hints: bool, hints_file: Path | None, policy: str | None, model: str | None = None
 ) -> tuple[str, list[str] | None]:
-    """The policy the flags choose (the registry's rules) and the hint ids, if any."""
+    """The policy the flags choose (the registry's rules) and the hint ids, if any; a
+    model is loaded here, so an unknown or uninstalled one fails before any work."""
     from riido_pg.documents import parse_hints_file
     from riido_pg.ranking.policies import select_policy as select
 
-    given = (("--identifier-hints", identifier_hints), ("--hints-file", hints_file is not None))
+    given = (
+        ("--identifier-hints", identifier_hints),
+        ("--hints-file", hints_file is not None),
+        ("--model", model is not None),
+    )
     flags = [flag for flag, on in given if on]
     chosen = select(policy, flags)
+    if model is not None:
+        load_model(model)
     hints = parse_hints_file(hints_file) if hints_file is not None else None
     return chosen.name, hints
+
+
+def load_model(name: str) -> None:
+    """Load the named model now (cached for the run), or fail with its error."""
+    from riido_pg.ranking.model_hints import model_named
+
+    model_named(name)

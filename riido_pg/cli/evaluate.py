@@ -13,7 +13,14 @@ from typing import Annotated
 
 import typer
 
-from riido_pg.cli.context import DebugOption, DsnOption, connect, progress_bar, settings
+from riido_pg.cli.context import (
+    DebugOption,
+    DsnOption,
+    connect,
+    load_model,
+    progress_bar,
+    settings,
+)
 from riido_pg.errors import ConflictingOptions, InvalidCorpus, InvalidInput
 from riido_pg.words import count
 
@@ -93,6 +100,16 @@ def eval_command(
             show_default=False,
         ),
     ] = None,
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            metavar="NAME",
+            help="Also evaluate this learned hint source (model_hints_baseline_first), "
+            "embedding the corpus if needed, and report every policy's cost.",
+            show_default=False,
+        ),
+    ] = None,
     dsn: DsnOption = None,
     debug: DebugOption = False,
 ) -> None:
@@ -114,7 +131,9 @@ def eval_command(
     from riido_pg.storage import DEFAULT_TEXT_CONFIG, check_text_config, get_snapshot
 
     settings(ctx, dsn, debug)
-    policies = check_policies(policy)
+    policies = check_policies(policy, model)
+    if model is not None:
+        load_model(model)  # an unknown or uninstalled model fails before any work
     note = ""
     with progress_bar() as progress, connect(ctx) as conn:
         if beir_dir is not None:
@@ -139,6 +158,11 @@ def eval_command(
                         f"{wanted!r}; evaluate the BEIR directory with --text-config "
                         f"{text_config} to store it with that configuration"
                     )
+        if model is not None:
+            from riido_pg.ranking.model_hints import model_named
+            from riido_pg.storage.embeddings import embed_snapshot
+
+            embed_snapshot(conn, snapshot_id, model_named(model), progress=progress)
         result = evaluate(
             conn,
             snapshot_id,
@@ -147,6 +171,7 @@ def eval_command(
             run_dir=run_dir,
             run_depth=run_depth,
             fused_weight=fused_weight,
+            model=model,
         )
     sys.stderr.write(note)  # after the progress bar is gone
     text = result.to_json()

@@ -15,18 +15,21 @@ from riido_pg.cli.context import (
     HintsFile,
     IdentifierHints,
     LimitOpt,
+    ModelOpt,
     PolicyOpt,
     TextConfig,
     connect,
     emit_json,
+    load_model,
     note,
     progress_bar,
     select_policy,
     settings,
 )
 from riido_pg.cli.extract import ExcludeOpt, IncludeVendoredOpt, LangOpt
+from riido_pg.db import Conn
 from riido_pg.errors import ConflictingOptions
-from riido_pg.storage.loading import LoadResult
+from riido_pg.storage.loading import LoadResult, Progress
 from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG
 from riido_pg.words import count
 
@@ -49,6 +52,7 @@ def hints(
     policy: PolicyOpt = None,
     text_config: TextConfig = DEFAULT_TEXT_CONFIG,
     limit: LimitOpt = None,
+    model: ModelOpt = None,
     dsn: DsnOption = None,
     debug: DebugOption = False,
 ) -> None:
@@ -60,14 +64,20 @@ def hints(
     from riido_pg.ranking import rank_documents
 
     settings(ctx, dsn, debug)
-    chosen, hint_ids = select_policy(identifier_hints, hints_file, policy)
+    chosen, hint_ids = select_policy(identifier_hints, hints_file, policy, model)
     if sys.stdin.isatty():
         raise ConflictingOptions("hints reads a JSON request on stdin; pipe one in")
     # read one byte past the limit, never more: parse_request reports the overflow
     request = parse_request(sys.stdin.buffer.read(MAX_REQUEST_BYTES + 1))
     with connect(ctx) as conn:
         ranking = rank_documents(
-            conn, request, policy=chosen, text_config=text_config, limit=limit, hints=hint_ids
+            conn,
+            request,
+            policy=chosen,
+            text_config=text_config,
+            limit=limit,
+            hints=hint_ids,
+            model=model,
         )
     if not ranking.searchable:
         note(NO_WORDS)
@@ -109,6 +119,16 @@ def load(
         str,
         typer.Option("--text-column", metavar="C", help="With --from-table: the text column."),
     ] = "text",
+    model: Annotated[
+        str | None,
+        typer.Option(
+            "--model",
+            metavar="NAME",
+            help="Also embed every document with this learned hint source (for --model "
+            "queries); on an unchanged snapshot only the embedding runs.",
+            show_default=False,
+        ),
+    ] = None,
     dsn: DsnOption = None,
     debug: DebugOption = False,
 ) -> None:
@@ -118,6 +138,8 @@ def load(
 
     settings(ctx, dsn, debug)
     check_snapshot_id(snapshot_id)
+    if model is not None:
+        load_model(model)  # an unknown or uninstalled model fails before any work
     if (source is None) == (from_table is None):
         raise ConflictingOptions("give a SOURCE to load, or --from-table SCHEMA.TABLE, not both")
     if from_table is not None:
@@ -132,7 +154,8 @@ def load(
                 replace=replace,
                 progress=progress,
             )
-        _loaded(result)
+            embedded = _embed(conn, snapshot_id, model, progress)
+        _loaded(result, model if embedded else None)
         return
     assert source is not None
     tree = source.is_dir() and not (source / "corpus.jsonl").exists()
@@ -159,14 +182,28 @@ def load(
             result = load_snapshot(
                 conn, snapshot_id, docs, text_config=text_config, replace=replace, progress=progress
             )
+            embedded = _embed(conn, snapshot_id, model, progress)
     if tree:
         note(stats.describe())
-    _loaded(result)
+    _loaded(result, model if embedded else None)
 
 
-def _loaded(result: LoadResult) -> None:
+def _embed(conn: Conn, snapshot_id: str, model: str | None, progress: Progress | None) -> bool:
+    """Embed the snapshot under ``model`` (when given and not yet done)."""
+    if model is None:
+        return False
+    from riido_pg.ranking.model_hints import model_named
+    from riido_pg.storage.embeddings import embed_snapshot
+
+    return embed_snapshot(conn, snapshot_id, model_named(model), progress=progress)
+
+
+def _loaded(result: LoadResult, model: str | None = None) -> None:
     verb = {"created": "loaded", "replaced": "replaced", "unchanged": "unchanged:"}[result.action]
-    typer.echo(f"{verb} snapshot {result.snapshot_id!r} ({count(result.documents, 'document')})")
+    line = f"{verb} snapshot {result.snapshot_id!r} ({count(result.documents, 'document')})"
+    if model is not None:
+        line += f", embedded with {model}"
+    typer.echo(line)
 
 
 def query(
@@ -184,6 +221,7 @@ def query(
             help=f"json (every candidate) or table (the first {TABLE_ROWS} unless --limit).",
         ),
     ] = Format.json,
+    model: ModelOpt = None,
     dsn: DsnOption = None,
     debug: DebugOption = False,
 ) -> None:
@@ -194,11 +232,17 @@ def query(
     settings(ctx, dsn, debug)
     check_snapshot_id(snapshot_id)  # bad input costs no connection
     check_query(query_text)
-    chosen, hint_ids = select_policy(identifier_hints, hints_file, policy)
+    chosen, hint_ids = select_policy(identifier_hints, hints_file, policy, model)
     shown = limit if limit is not None or fmt is Format.json else TABLE_ROWS
     with connect(ctx) as conn:
         ranking = rank_snapshot(
-            conn, snapshot_id, query_text, policy=chosen, limit=shown, hints=hint_ids
+            conn,
+            snapshot_id,
+            query_text,
+            policy=chosen,
+            limit=shown,
+            hints=hint_ids,
+            model=model,
         )
     if not ranking.searchable:
         note(NO_WORDS)

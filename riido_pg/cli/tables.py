@@ -126,6 +126,31 @@ def print_evaluation(result: Evaluation) -> None:
     # Wide enough for the policy names when stdout is a file or a pipe.
     console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 120)
     console.print(table)
+    costs = data.get("cost")
+    if costs:
+        peak = costs["process"]["peak_rss_mb"]
+        cost_table = Table(title=f"cost, measured in this run (peak memory {peak:.0f} MiB)")
+        for name in ("policy", "ms per question", "extra load s", "extra bytes stored"):
+            cost_table.add_column(name, justify="left" if name == "policy" else "right")
+        for p in result.policies:
+            c = costs[p]
+            cost_table.add_row(
+                p,
+                f"{c['ms_per_question']:.3f}",
+                f"{c['load_seconds']:.2f}",
+                f"{int(c['stored_bytes']):,}",
+            )
+        console.print(cost_table)
+    for p, v in data.get("verdicts", {}).items():
+        word = "beats" if v["beats_control"] else "does not beat"
+        console.print(
+            f"verdict: {p} {word} the control identifier_bm25_baseline_first on this corpus "
+            f"(MRR {v['mrr_minus_control']:+.4f}, Recall@10 "
+            f"{v['recall@10_minus_control']:+.4f} vs the control; Recall@1 "
+            f"{v['recall@1_minus_bm25']:+.4f} vs bm25)",
+            markup=False,
+            highlight=False,
+        )
     per_repo = data["per_repo"]
     if len(per_repo) > 1:
         repo_table = Table(title="per repository")

@@ -12,6 +12,7 @@ question outside the identifier limits, as ``rank_snapshot`` does
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from itertools import islice
@@ -21,6 +22,7 @@ import numpy as np
 
 from riido_pg.errors import ConflictingOptions, InvalidInput
 from riido_pg.evaluation.corpora import StoredQuestion, corpus_info, load_questions
+from riido_pg.evaluation.learned import LearnedSide, prepare
 from riido_pg.evaluation.metrics import first_target_rank
 from riido_pg.evaluation.result import Evaluation, QuestionResult
 from riido_pg.evaluation.runfiles import DEFAULT_RUN_DEPTH, RunWriter
@@ -29,6 +31,7 @@ from riido_pg.ranking.interleave import iter_interleave
 from riido_pg.ranking.policies import (
     BM25,
     IDENT,
+    MODEL,
     RAW,
     REGISTRY,
     Policy,
@@ -52,10 +55,10 @@ BATCH_CELLS = 1 << 21
 PROGRESS_PHASE = "evaluating questions"
 
 
-def check_policies(policies: Sequence[str] | None) -> tuple[str, ...]:
+def check_policies(policies: Sequence[str] | None, model: str | None = None) -> tuple[str, ...]:
     """The policies to evaluate, deduplicated in table order (default: every policy
-    that needs nothing per question)."""
-    default = evaluated_policies()
+    that needs nothing per question; the model policy when a model is named)."""
+    default = evaluated_policies(model=model is not None)
     if not policies:
         return default
     for name in policies:
@@ -65,6 +68,8 @@ def check_policies(policies: Sequence[str] | None) -> tuple[str, ...]:
                 f"eval does not run {name} (it needs a hints file per question); "
                 "choose among " + ", ".join(default)
             )
+        if policy.needs_model and model is None:
+            raise ConflictingOptions(f"eval runs {name} with --model NAME")
     return tuple(p for p in default if p in policies)
 
 
@@ -78,12 +83,15 @@ def evaluate(
     run_dir: Path | None = None,
     run_depth: int = DEFAULT_RUN_DEPTH,
     fused_weight: float | None = None,
+    model: str | None = None,
 ) -> Evaluation:
     """Evaluate a snapshot's stored questions under ``policies`` (default: all that
     need nothing per question). With ``run_dir``, also writes one TREC run file per
     policy (:mod:`riido_pg.evaluation.runfiles`). ``fused_weight`` overrides the
-    fused policy's weight (recorded in the output)."""
-    chosen = check_policies(policies)
+    fused policy's weight (recorded in the output). ``model`` adds the learned hint
+    source's policy (the corpus must be embedded with it) and the cost of each
+    policy, measured in this run."""
+    chosen = check_policies(policies, model)
     fused = [REGISTRY[p] for p in chosen if REGISTRY[p].fused]
     weight = check_weight(fused[0], fused_weight) if fused else None
     if fused_weight is not None and not fused:
@@ -106,7 +114,13 @@ def evaluate(
             QueryTerms(list(raw), list(ident), ident_text)
             for (raw, ident), ident_text in zip(lexemes, idents, strict=True)
         ]
+        learned = None
+        if any(REGISTRY[p].needs_model for p in chosen):
+            assert model is not None
+            learned = prepare(conn, snapshot_id, model, [q.text for q in questions])
         needed = {RAW} | {c for p in chosen for c in REGISTRY[p].lists}
+        if learned is not None:
+            needed.add(IDENT)  # the candidates: bm25's and identifier_bm25's first ones
         columns = {
             c: column(conn, snapshot_id, c, [t.of(c) for t in terms], info.documents)
             for c in (RAW, IDENT)
@@ -123,6 +137,7 @@ def evaluate(
             ]
     results: list[QuestionResult] = []
     run_files: list[Path] = []
+    clock = dict.fromkeys(chosen, 0.0)
     with ExitStack() as stack:
         writer = RunWriter(stack, run_dir, chosen, doc_ids) if run_dir is not None else None
         batch = max(1, BATCH_CELLS // max(1, info.documents))
@@ -139,15 +154,60 @@ def evaluate(
                     writer,
                     run_depth,
                     weight,
+                    learned,
+                    clock,
                 )
             )
             if progress:
                 progress(PROGRESS_PHASE, stop, total)
         if writer is not None:
             run_files = writer.paths
+    costs = None
+    if model is not None:
+        costs = _costs(chosen, clock, len(questions), learned)
+        costs["process"] = {"peak_rss_mb": _peak_rss_mb()}
     return Evaluation(
-        info, chosen, results, len(stored) - len(questions), run_files, fused_weight=weight
+        info,
+        chosen,
+        results,
+        len(stored) - len(questions),
+        run_files,
+        fused_weight=weight,
+        model=learned.model if learned is not None else None,
+        costs=costs,
     )
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak resident memory (VmHWM), in MiB; 0 where /proc is absent."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+def _costs(
+    chosen: Sequence[str], clock: dict[str, float], questions: int, learned: LearnedSide | None
+) -> dict[str, dict[str, float]]:
+    """Each policy's cost in this run: milliseconds per question spent ranking it
+    (the model's query embedding included), and for the model the load seconds and
+    bytes its vectors added."""
+    out: dict[str, dict[str, float]] = {}
+    for name in chosen:
+        seconds = clock[name]
+        load_s, stored = 0.0, 0
+        if REGISTRY[name].needs_model and learned is not None:
+            seconds += learned.embed_seconds
+            load_s, stored = learned.load_seconds, learned.stored_bytes
+        out[name] = {
+            "ms_per_question": 1000 * seconds / max(1, questions),
+            "load_seconds": load_s,
+            "stored_bytes": float(stored),
+        }
+    return out
 
 
 def _evaluate_batch(
@@ -159,6 +219,8 @@ def _evaluate_batch(
     writer: RunWriter | None,
     depth: int,
     weight: float | None,
+    learned: LearnedSide | None = None,
+    clock: dict[str, float] | None = None,
 ) -> Iterator[QuestionResult]:
     target_rows = np.fromiter(
         (i for i, q in enumerate(questions) for _ in q.targets), dtype=np.int64
@@ -166,33 +228,51 @@ def _evaluate_batch(
     target_ords = np.fromiter((t for q in questions for t in q.targets), dtype=np.int64)
     n_docs = int(columns[RAW].w.shape[1])
     stop = start + len(questions)
+    clock = clock if clock is not None else {}
     scores = {c: col.q[start:stop] @ col.w for c, col in columns.items()}
     if weight is not None:  # the fused score, the very float8 sum of sql/rank_fused.sql
+        began = time.perf_counter()
         fused = scores[RAW] + weight * scores[IDENT]
         fused.eliminate_zeros()  # a zero fused score ranks with the unmatched documents
         scores[FUSED] = fused.tocsr()
+        fused_name = next(p for p in policies if REGISTRY[p].fused)
+        clock[fused_name] = clock.get(fused_name, 0.0) + time.perf_counter() - began
     batch = {c: firsts(m, n_docs, target_rows, target_ords) for c, m in scores.items()}
     bm25 = REGISTRY[BM25]
     for i, (q, t) in enumerate(zip(questions, terms, strict=True)):
         in_scope = t.identifier_in_scope
         targets = set(q.targets)
         ranks: dict[str, int] = {}
+        hints: list[int] | None = None
         for name in (BM25, *policies):
+            began = time.perf_counter()
             policy = REGISTRY[name]
             if policy.identifier and not in_scope:
                 policy = bm25  # rank_snapshot falls back to bm25 (the out-of-scope label)
-            ranks[name] = _first_target(policy, batch, i, targets)
+            if policy.needs_model:
+                assert learned is not None
+                hints = learned.hints(start + i, batch[RAW], batch[IDENT], i)
+                if hints is None:
+                    policy = bm25  # the query embeds to nothing: the model fallback label
+            ranks[name] = _first_target(policy, batch, i, targets, hints)
+            clock[name] = clock.get(name, 0.0) + time.perf_counter() - began
         if writer is not None:
-            _write_runs(writer, q.id, i, batch, in_scope, policies, depth)
+            _write_runs(writer, q.id, i, batch, in_scope, policies, depth, hints)
         yield QuestionResult(q.id, q.repo, ranks, in_scope)
 
 
-def _first_target(policy: Policy, batch: dict[str, Firsts], i: int, targets: set[int]) -> int:
+def _first_target(
+    policy: Policy,
+    batch: dict[str, Firsts],
+    i: int,
+    targets: set[int],
+    hints: list[int] | None = None,
+) -> int:
     if policy.fused:
         return int(batch[FUSED].ranks[i])
     if len(policy.lists) == 1:
         return int(batch[policy.lists[0]].ranks[i])
-    first, second = (batch[c].prefix(i) for c in policy.lists)
+    first, second = ((hints or []) if c == MODEL else batch[c].prefix(i) for c in policy.lists)
     return first_target_rank(iter_interleave(first, second), targets)
 
 
@@ -204,8 +284,9 @@ def _write_runs(
     in_scope: bool,
     policies: Sequence[str],
     depth: int,
+    hints: list[int] | None = None,
 ) -> None:
-    orders: dict[str, list[int]] = {}
+    orders: dict[str, list[int]] = {MODEL: hints or []}
 
     def order(c: str) -> list[int]:
         if c not in orders:
@@ -214,7 +295,7 @@ def _write_runs(
 
     for name in policies:
         policy = REGISTRY[name]
-        if policy.identifier and not in_scope:
+        if (policy.identifier and not in_scope) or (policy.needs_model and hints is None):
             policy = REGISTRY[BM25]
         if policy.fused:
             ranked = order(FUSED)

@@ -15,7 +15,10 @@ from typing import Any
 
 from riido_pg.evaluation.corpora import CorpusInfo
 from riido_pg.evaluation.metrics import MEASURE_NAMES, aggregate, records, rounded
-from riido_pg.ranking.policies import BM25
+from riido_pg.ranking.policies import BM25, IDENTIFIER_BM25_BASELINE_FIRST, REGISTRY
+
+#: The non-learned control every challenger is judged against.
+CONTROL = IDENTIFIER_BM25_BASELINE_FIRST
 
 __all__ = ["Evaluation", "QuestionResult"]
 
@@ -42,6 +45,12 @@ class Evaluation:
     run_files: list[Path] = field(default_factory=list)
     #: The weight the fused policy ran with (None when it did not run).
     fused_weight: float | None = None
+    #: The learned hint source evaluated (``eval --model``), if any.
+    model: str | None = None
+    #: Per policy, measured in this run (with ``--model`` only): milliseconds per
+    #: question, extra load seconds, extra bytes stored; under "process", the run's
+    #: peak resident memory. Not byte-identical on re-run.
+    costs: dict[str, dict[str, float]] | None = None
 
     @property
     def snapshot_id(self) -> str:
@@ -61,18 +70,55 @@ class Evaluation:
             for p in self.policies
         }
 
-    def versus_baseline(self) -> dict[str, dict[str, int]]:
+    def versus(self, reference: str) -> dict[str, dict[str, int]]:
+        """Per policy (but ``reference``): questions whose first-target rank is better,
+        worse or the same than under ``reference``."""
         out: dict[str, dict[str, int]] = {}
+        if reference not in self.policies and reference != BM25:
+            return out
         for p in self.policies:
-            if p == BM25:
+            if p == reference:
                 continue
             counts = {"improved": 0, "worsened": 0, "unchanged": 0}
             for r in self.results:
-                mine, base = r.ranks[p], r.ranks[BM25]
+                mine, base = r.ranks[p], r.ranks[reference]
                 key = "improved" if mine < base else "worsened" if mine > base else "unchanged"
                 counts[key] += 1
             out[p] = counts
         return out
+
+    def versus_baseline(self) -> dict[str, dict[str, int]]:
+        return self.versus(BM25)
+
+    def verdicts(self) -> dict[str, dict[str, Any]]:
+        """Each challenger (the fused and learned policies) against the non-learned
+        control ``identifier_bm25_baseline_first``: it beats the control when its MRR
+        and Recall@10 are above the control's and its Recall@1 is not below bm25's."""
+        if CONTROL not in self.policies:
+            return {}
+        means = self.metrics()
+        control, bm25 = means[CONTROL], means[BM25] if BM25 in means else None
+        base_r1 = bm25["recall@1"] if bm25 is not None else self.metrics_of(BM25)["recall@1"]
+        out: dict[str, dict[str, Any]] = {}
+        for p in self.policies:
+            policy = REGISTRY[p]
+            if not (policy.fused or policy.needs_model):
+                continue
+            m = means[p]
+            mrr = m["mrr"] - control["mrr"]
+            r10 = m["recall@10"] - control["recall@10"]
+            r1 = m["recall@1"] - base_r1
+            beats = mrr > 0 and r10 > 0 and r1 >= 0
+            out[p] = {
+                "beats_control": beats,
+                "mrr_minus_control": rounded(mrr),
+                "recall@10_minus_control": rounded(r10),
+                "recall@1_minus_bm25": rounded(r1),
+            }
+        return out
+
+    def metrics_of(self, policy: str) -> dict[str, float]:
+        return aggregate(m for r in self.results for m in records(r.question_id, r.ranks[policy]))
 
     def repos(self) -> dict[str, list[QuestionResult]]:
         """Evaluated questions per non-empty repo."""
@@ -108,7 +154,22 @@ class Evaluation:
             "policies": table(self.metrics()),
             "versus_baseline": self.versus_baseline(),
             "per_repo": {repo: table(self.metrics(rs)) for repo, rs in self.repos().items()},
+            **self._judged(),
         }
+
+    def _judged(self) -> dict[str, Any]:
+        """``versus_control`` and ``verdicts`` when a challenger ran beside the
+        control; ``model`` and ``cost`` with ``--model``."""
+        out: dict[str, Any] = {}
+        verdicts = self.verdicts()
+        if verdicts:
+            out["versus_control"] = {p: c for p, c in self.versus(CONTROL).items() if p in verdicts}
+            out["verdicts"] = verdicts
+        if self.model is not None:
+            out["model"] = self.model
+        if self.costs is not None:
+            out["cost"] = {p: {k: rounded(v) for k, v in c.items()} for p, c in self.costs.items()}
+        return out
 
     def to_json(self) -> str:
         """The output file: keys sorted, 6-decimal figures, byte-identical on re-run

@@ -8,8 +8,9 @@ A policy names the ranked lists it draws from and how it combines them:
 * two lists with a ``weight`` w: one ranking by the fused score
   ``raw + w * ident`` (``sql/rank_fused.sql``; the evaluation adds the same floats).
 
-The lists are ``raw`` (BM25 over ``tsv_raw``), ``ident`` (BM25 over ``tsv_ident``)
-and ``hints`` (the caller's hint ids, in order). The CLI, :func:`rank_snapshot`,
+The lists are ``raw`` (BM25 over ``tsv_raw``), ``ident`` (BM25 over ``tsv_ident``),
+``hints`` (the caller's hint ids, in order) and ``model`` (a learned hint source's
+order: :mod:`riido_pg.ranking.model_hints`). The CLI, :func:`rank_snapshot`,
 :func:`rank_documents` and ``eval`` all read this registry; adding a policy is one
 :class:`Policy` declaration here (plus, for a new kind of list, one function where
 lists are computed).
@@ -32,6 +33,10 @@ __all__ = [
     "IDENTIFIER_BM25_AUXILIARY_FIRST",
     "IDENTIFIER_BM25_BASELINE_FIRST",
     "IDENTIFIER_BM25_FUSED",
+    "LABELS",
+    "MODEL",
+    "MODEL_HINTS_BASELINE_FIRST",
+    "MODEL_OUT_OF_SCOPE",
     "OUT_OF_SCOPE",
     "POLICIES",
     "RAW",
@@ -47,6 +52,7 @@ __all__ = [
 RAW = "raw"
 IDENT = "ident"
 HINTS = "hints"
+MODEL = "model"
 
 BM25 = "bm25"
 IDENTIFIER_BM25 = "identifier_bm25"
@@ -54,12 +60,17 @@ IDENTIFIER_BM25_BASELINE_FIRST = "identifier_bm25_baseline_first"
 IDENTIFIER_BM25_AUXILIARY_FIRST = "identifier_bm25_auxiliary_first"
 EXTERNAL_HINTS_BASELINE_FIRST = "external_hints_baseline_first"
 IDENTIFIER_BM25_FUSED = "identifier_bm25_fused"
+MODEL_HINTS_BASELINE_FIRST = "model_hints_baseline_first"
 #: w of identifier_bm25_fused: a constant chosen on the development corpora (cosqa-dev
 #: and docproxy, README "Choosing the fused weight"), not learned per snapshot.
 FUSED_WEIGHT = 4.0
 #: A result label, not a policy: identifier hints were asked for, but the query is
 #: outside the identifier limits or has no searchable words; ``bm25`` was ranked.
 OUT_OF_SCOPE = "bm25_identifier_input_out_of_scope"
+#: A result label: model hints were asked for, but the query embeds to nothing under
+#: the model (blank, or no token the model knows); ``bm25`` was ranked.
+MODEL_OUT_OF_SCOPE = "bm25_model_input_out_of_scope"
+LABELS = (OUT_OF_SCOPE, MODEL_OUT_OF_SCOPE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +97,11 @@ class Policy:
         return HINTS in self.lists
 
     @property
+    def needs_model(self) -> bool:
+        """The caller names a learned hint source (``--model``, ``model=``)."""
+        return MODEL in self.lists
+
+    @property
     def identifier(self) -> bool:
         """Draws on the identifier column: falls back to ``bm25`` (labelled
         :data:`OUT_OF_SCOPE`) for a query outside the identifier limits."""
@@ -93,7 +109,8 @@ class Policy:
 
     @property
     def evaluated(self) -> bool:
-        """``eval`` runs it: it needs nothing per question beyond the question."""
+        """``eval`` can run it: it needs nothing per question beyond the question
+        (a model policy runs when ``eval --model`` names the model)."""
         return not self.needs_hints
 
 
@@ -101,10 +118,12 @@ REGISTRY: dict[str, Policy] = {}
 
 
 def _declare(policy: Policy) -> Policy:
-    if policy.name in REGISTRY or policy.name == OUT_OF_SCOPE:
+    if policy.name in REGISTRY or policy.name in LABELS:
         raise ValueError(f"policy {policy.name!r} is declared twice")
-    if not 1 <= len(policy.lists) <= 2 or not set(policy.lists) <= {RAW, IDENT, HINTS}:
-        raise ValueError(f"policy {policy.name!r}: lists must be one or two of raw, ident, hints")
+    if not 1 <= len(policy.lists) <= 2 or not set(policy.lists) <= {RAW, IDENT, HINTS, MODEL}:
+        raise ValueError(
+            f"policy {policy.name!r}: lists must be one or two of raw, ident, hints, model"
+        )
     if policy.fused and policy.lists != (RAW, IDENT):
         raise ValueError(f"policy {policy.name!r}: only raw and ident scores can be fused")
     REGISTRY[policy.name] = policy
@@ -145,19 +164,29 @@ _declare(
     )
 )
 
+_declare(
+    Policy(
+        MODEL_HINTS_BASELINE_FIRST,
+        (RAW, MODEL),
+        "interleave bm25 (first) with a learned model's cosine order",
+        flag="--model",
+    )
+)
+
 #: Policy names a caller can ask for, in declaration (README table) order.
 POLICIES: tuple[str, ...] = tuple(REGISTRY)
 
 
-def evaluated_policies() -> tuple[str, ...]:
-    """The policies ``eval`` runs by default, in table order."""
-    return tuple(p.name for p in REGISTRY.values() if p.evaluated)
+def evaluated_policies(model: bool = False) -> tuple[str, ...]:
+    """The policies ``eval`` runs by default, in table order (the model policies only
+    when a model is named)."""
+    return tuple(p.name for p in REGISTRY.values() if p.evaluated and (model or not p.needs_model))
 
 
 def get_policy(name: str) -> Policy:
     """The declared policy ``name``, or ConflictingOptions listing the choices."""
-    if name == OUT_OF_SCOPE:
-        raise ConflictingOptions(f"{OUT_OF_SCOPE} is a result label, not a policy to ask for")
+    if name in LABELS:
+        raise ConflictingOptions(f"{name} is a result label, not a policy to ask for")
     policy = REGISTRY.get(name)
     if policy is None:
         raise ConflictingOptions(f"unknown policy {name!r}; choose one of {', '.join(POLICIES)}")
@@ -176,12 +205,19 @@ def check_weight(policy: Policy, weight: float | None) -> float | None:
     return float(weight)
 
 
-def check_hints(policy: Policy, hints: Sequence[str] | None) -> None:
-    """Hints are given exactly when the policy draws on them."""
+def check_hints(policy: Policy, hints: Sequence[str] | None, model: str | None = None) -> None:
+    """Hints, and a model, are given exactly when the policy draws on them."""
     if policy.needs_hints and hints is None:
         raise ConflictingOptions(f"policy {policy.name} needs a list of hint ids (hints)")
     if hints is not None and not policy.needs_hints:
         raise ConflictingOptions(f"hints cannot be used with policy {policy.name}")
+    if policy.needs_model and model is None:
+        raise ConflictingOptions(f"policy {policy.name} needs a model (--model NAME)")
+    if model is not None and not policy.needs_model:
+        raise ConflictingOptions(
+            f"a model is the policy {MODEL_HINTS_BASELINE_FIRST}; it cannot be used with "
+            f"policy {policy.name}"
+        )
 
 
 def select_policy(name: str | None, flags: Sequence[str] = ()) -> Policy:
@@ -198,6 +234,7 @@ def select_policy(name: str | None, flags: Sequence[str] = ()) -> Policy:
             )
         return chosen
     policy = get_policy(name or BM25)
-    if policy.flag is not None and policy.needs_hints:
-        raise ConflictingOptions(f"--policy {policy.name} needs {policy.flag} F")
+    if policy.flag is not None and (policy.needs_hints or policy.needs_model):
+        what = "F" if policy.needs_hints else "NAME"
+        raise ConflictingOptions(f"--policy {policy.name} needs {policy.flag} {what}")
     return policy

@@ -22,6 +22,8 @@ from riido_pg.ranking.policies import (
     BM25,
     HINTS,
     IDENT,
+    MODEL,
+    MODEL_OUT_OF_SCOPE,
     OUT_OF_SCOPE,
     RAW,
     Policy,
@@ -99,6 +101,32 @@ def _rank_fused(
     )
 
 
+def _model_hints(
+    conn: Conn, snap: Snapshot, query: str, terms: QueryTerms, model_name: str
+) -> list[int] | None:
+    """The model's hint doc_ords, or None when the query embeds to nothing."""
+    from riido_pg.embedding import EmptyEmbedding, embed_query
+    from riido_pg.ranking.model_hints import CANDIDATES, cosine_hints, model_named
+    from riido_pg.storage.embeddings import require_model, vectors
+
+    model = model_named(model_name)
+    stored = require_model(conn, snap, model)
+    try:
+        query_vec = embed_query(model, query)
+    except EmptyEmbedding:
+        return None
+    candidates = sorted(
+        {
+            o
+            for col in (RAW, IDENT)
+            for o, _, _ in lists.ranked(conn, snap, col, terms.of(col), CANDIDATES)
+        }
+    )
+    return cosine_hints(
+        query_vec, candidates, vectors(conn, snap.snapshot_id, model.name, candidates, stored.dim)
+    )
+
+
 def _rank(
     conn: Conn,
     snap: Snapshot,
@@ -107,11 +135,18 @@ def _rank(
     limit: int | None,
     hints: Sequence[str] | None,
     weight: float | None = None,
+    model: str | None = None,
 ) -> Ranking:
     terms = query_terms(conn, query, snap.text_config)
     label = policy.name
     if policy.identifier and not terms.identifier_in_scope:
         policy, label = get_policy(BM25), OUT_OF_SCOPE
+    model_ords: list[int] | None = None
+    if policy.needs_model:
+        assert model is not None
+        model_ords = _model_hints(conn, snap, query, terms, model)
+        if model_ords is None:
+            policy, label = get_policy(BM25), MODEL_OUT_OF_SCOPE
     if policy.fused:
         assert weight is not None
         return _rank_fused(conn, snap, terms, weight, limit, label)
@@ -122,6 +157,10 @@ def _rank(
         if source == HINTS:
             assert hints is not None
             ranked[source] = lists.hint_ords(conn, snap, hints)
+            continue
+        if source == MODEL:
+            assert model_ords is not None
+            ranked[source] = model_ords
             continue
         rows = lists.ranked(conn, snap, source, terms.of(source), limit)
         ranked[source] = [o for o, _, _ in rows]
@@ -155,10 +194,11 @@ def _check(
     limit: int | None,
     hints: Sequence[str] | None,
     fused_weight: float | None,
+    model: str | None,
 ) -> tuple[Policy, float | None]:
     check_query(query)
     chosen = get_policy(policy)
-    check_hints(chosen, hints)
+    check_hints(chosen, hints, model)
     if limit is not None and limit < 1:
         raise InvalidInput("limit must be at least 1")
     return chosen, check_weight(chosen, fused_weight)
@@ -174,20 +214,23 @@ def rank_snapshot(
     limit: int | None = None,
     hints: Sequence[str] | None = None,
     fused_weight: float | None = None,
+    model: str | None = None,
 ) -> Ranking:
     """Rank a stored snapshot. ``limit`` gives exactly the first K of the full ranking;
-    ``fused_weight`` overrides a fused policy's weight.
+    ``fused_weight`` overrides a fused policy's weight; ``model`` names the learned
+    hint source of ``model_hints_baseline_first`` (the snapshot must have been loaded
+    with it).
 
     Runs in one read-only repeatable-read transaction, so a concurrent ``replace``
     is seen entirely or not at all.
     """
-    chosen, weight = _check(query, policy, limit, hints, fused_weight)
+    chosen, weight = _check(query, policy, limit, hints, fused_weight, model)
     with conn.transaction():
         conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
         # heavy queries hash and sort posting rows; 4MB spills them to disk
         conn.execute("SET LOCAL work_mem = '32MB'")
         snap = get_snapshot(conn, snapshot_id)
-        return _rank(conn, snap, query, chosen, limit, hints, weight)
+        return _rank(conn, snap, query, chosen, limit, hints, weight, model)
 
 
 @translated
@@ -200,9 +243,16 @@ def rank_documents(
     limit: int | None = None,
     hints: Sequence[str] | None = None,
     fused_weight: float | None = None,
+    model: str | None = None,
 ) -> Ranking:
-    """Rank the caller's documents without keeping them (a scratch snapshot)."""
-    chosen, weight = _check(request.query, policy, limit, hints, fused_weight)
+    """Rank the caller's documents without keeping them (a scratch snapshot; with a
+    ``model``, the documents are embedded inside it too)."""
+    chosen, weight = _check(request.query, policy, limit, hints, fused_weight, model)
     with scratch_snapshot(conn, request.documents, text_config) as snap:
-        ranking = _rank(conn, snap, request.query, chosen, limit, hints, weight)
+        if model is not None:
+            from riido_pg.ranking.model_hints import model_named
+            from riido_pg.storage.embeddings import store_vectors
+
+            store_vectors(conn, snap.snapshot_id, model_named(model))
+        ranking = _rank(conn, snap, request.query, chosen, limit, hints, weight, model)
     return dataclasses.replace(ranking, snapshot_id=request.snapshot_id)

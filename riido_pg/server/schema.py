@@ -20,16 +20,18 @@ from sqlalchemy import (
     UniqueConstraint,
     func,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, DOUBLE_PRECISION, TSVECTOR
+from sqlalchemy.dialects.postgresql import ARRAY, BYTEA, DOUBLE_PRECISION, TSVECTOR
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = [
     "Base",
     "Document",
+    "Embedding",
     "EvalCorpus",
     "Posting",
     "Question",
     "Snapshot",
+    "SnapshotModel",
     "Target",
     "metadata",
 ]
@@ -179,3 +181,41 @@ class Target(Base):
     question_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
     doc_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
     score: Mapped[int] = mapped_column(Integer, nullable=False)
+
+
+class SnapshotModel(Base):
+    """A learned hint source a snapshot was embedded with: dimension and cost."""
+
+    __tablename__ = "snapshot_models"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["snapshot_id"],
+            ["riido.snapshots.snapshot_id"],
+            name="snapshot_models_snapshot_id_fkey",
+            ondelete="CASCADE",
+        ),
+    )
+
+    snapshot_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
+    model: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
+    dim: Mapped[int] = mapped_column(Integer, nullable=False)
+    embed_seconds: Mapped[float] = mapped_column(DOUBLE_PRECISION, nullable=False)
+
+
+class Embedding(Base):
+    """One document's vector under one model: float32 little-endian, unit length."""
+
+    __tablename__ = "embeddings"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["snapshot_id", "model"],
+            ["riido.snapshot_models.snapshot_id", "riido.snapshot_models.model"],
+            name="embeddings_snapshot_model_fkey",
+            ondelete="CASCADE",
+        ),
+    )
+
+    snapshot_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
+    model: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
+    doc_ord: Mapped[int] = mapped_column(Integer, primary_key=True)
+    vec: Mapped[bytes] = mapped_column(BYTEA, nullable=False)

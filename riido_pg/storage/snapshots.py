@@ -46,7 +46,7 @@ K1 = 1.2
 B = 0.75
 DEFAULT_TEXT_CONFIG = "english"
 #: Tables holding a snapshot's content (everything but its riido.snapshots row).
-CONTENT_TABLES = ("postings", "documents")
+CONTENT_TABLES = ("snapshot_models", "postings", "documents")
 _LOCK_NAMESPACE = 0x52494944  # "RIID"
 
 

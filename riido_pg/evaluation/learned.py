@@ -1,0 +1,78 @@
+"""A learned hint source inside ``eval --model NAME``.
+
+The stored corpus must have been embedded with the model (``eval --model`` embeds it
+when it is not). Each question is embedded on its own, exactly as ``rank_snapshot``
+embeds a query, and its hints are the candidate documents — the first
+:data:`~riido_pg.ranking.model_hints.CANDIDATES` of the ``bm25`` ranking and of the
+``identifier_bm25`` ranking — ordered by cosine with
+:func:`riido_pg.ranking.model_hints.cosine_hints`: the same floats in the same order
+as the query path, so the ranks agree. A question the model cannot embed falls back to
+``bm25``, as ``rank_snapshot`` does.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from riido_pg.evaluation.scoring import Firsts
+from riido_pg.ranking.model_hints import CANDIDATES, cosine_hints, model_named
+from riido_pg.server.connect import Conn
+from riido_pg.storage.embeddings import require_model, vectors
+from riido_pg.storage.snapshots import get_snapshot
+
+__all__ = ["LearnedSide", "prepare"]
+
+
+@dataclass(slots=True)
+class LearnedSide:
+    model: str
+    #: Every document's unit vector, row = doc_ord.
+    vectors: np.ndarray
+    #: Each question's unit vector, None when it embeds to nothing.
+    queries: list[np.ndarray | None]
+    #: Seconds the load spent embedding the corpus, and the bytes the vectors take.
+    load_seconds: float
+    stored_bytes: int
+    #: Seconds spent embedding the questions (part of the per-question cost).
+    embed_seconds: float
+
+    def hints(self, i: int, raw: Firsts, ident: Firsts, row: int) -> list[int] | None:
+        """Question ``i``'s hint doc_ords (``row``: its row in this batch), or None."""
+        query = self.queries[i]
+        if query is None:
+            return None
+        candidates = sorted({*raw.order(row, CANDIDATES), *ident.order(row, CANDIDATES)})
+        return cosine_hints(query, candidates, self.vectors[candidates])
+
+
+def prepare(conn: Conn, snapshot_id: str, model_name: str, texts: list[str]) -> LearnedSide:
+    """Read the corpus's vectors and embed the questions (inside eval's transaction)."""
+    from riido_pg.embedding import EmptyEmbedding, embed_query
+
+    model = model_named(model_name)
+    snap = get_snapshot(conn, snapshot_id)
+    stored = require_model(conn, snap, model)
+    matrix = vectors(conn, snapshot_id, model.name, list(range(snap.documents)), stored.dim)
+    row = conn.execute(
+        "SELECT coalesce(sum(octet_length(vec)), 0) FROM riido.embeddings "
+        "WHERE snapshot_id = %s AND model = %s",
+        (snapshot_id, model.name),
+    ).fetchone()
+    started = time.perf_counter()
+    queries: list[np.ndarray | None] = []
+    for text in texts:
+        try:
+            queries.append(embed_query(model, text))
+        except EmptyEmbedding:
+            queries.append(None)
+    return LearnedSide(
+        model.name,
+        matrix,
+        queries,
+        stored.embed_seconds,
+        int(row[0]) if row else 0,
+        time.perf_counter() - started,
+    )
