@@ -158,12 +158,13 @@ class Evaluation:
         }
 
     def _judged(self) -> dict[str, Any]:
-        """``versus_control`` and ``verdicts`` when a challenger ran beside the
-        control; ``model`` and ``cost`` with ``--model``."""
+        """``versus_control`` (every other policy against the control) and
+        ``verdicts`` (each challenger) when a challenger ran beside the control;
+        ``model`` and ``cost`` with ``--model``."""
         out: dict[str, Any] = {}
         verdicts = self.verdicts()
         if verdicts:
-            out["versus_control"] = {p: c for p, c in self.versus(CONTROL).items() if p in verdicts}
+            out["versus_control"] = self.versus(CONTROL)
             out["verdicts"] = verdicts
         if self.model is not None:
             out["model"] = self.model
