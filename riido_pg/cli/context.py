@@ -33,6 +33,7 @@ __all__ = [
     "Settings",
     "TextConfig",
     "connect",
+    "embed",
     "emit_json",
     "load_model",
     "note",
@@ -226,6 +227,21 @@ def select_policy(
         load_model(model)
     hints = parse_hints_file(hints_file) if hints_file is not None else None
     return chosen.name, hints
+
+
+def embed(
+    conn: Conn,
+    snapshot_id: str,
+    model: str | None,
+    progress: Callable[[str, int, int], None] | None,
+) -> bool:
+    """Embed the snapshot under ``model`` (when one is named and it is not done yet)."""
+    if model is None:
+        return False
+    from riido_pg.ranking.model_hints import model_named
+    from riido_pg.storage.embeddings import embed_snapshot
+
+    return embed_snapshot(conn, snapshot_id, model_named(model), progress=progress)
 
 
 def load_model(name: str) -> None:

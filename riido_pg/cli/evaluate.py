@@ -17,6 +17,7 @@ from riido_pg.cli.context import (
     DebugOption,
     DsnOption,
     connect,
+    embed,
     load_model,
     progress_bar,
     settings,
@@ -158,11 +159,7 @@ def eval_command(
                         f"{wanted!r}; evaluate the BEIR directory with --text-config "
                         f"{text_config} to store it with that configuration"
                     )
-        if model is not None:
-            from riido_pg.ranking.model_hints import model_named
-            from riido_pg.storage.embeddings import embed_snapshot
-
-            embed_snapshot(conn, snapshot_id, model_named(model), progress=progress)
+        embed(conn, snapshot_id, model, progress)
         result = evaluate(
             conn,
             snapshot_id,

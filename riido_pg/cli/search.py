@@ -19,6 +19,7 @@ from riido_pg.cli.context import (
     PolicyOpt,
     TextConfig,
     connect,
+    embed,
     emit_json,
     load_model,
     note,
@@ -27,9 +28,8 @@ from riido_pg.cli.context import (
     settings,
 )
 from riido_pg.cli.extract import ExcludeOpt, IncludeVendoredOpt, LangOpt
-from riido_pg.db import Conn
 from riido_pg.errors import ConflictingOptions
-from riido_pg.storage.loading import LoadResult, Progress
+from riido_pg.storage.loading import LoadResult
 from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG
 from riido_pg.words import count
 
@@ -154,7 +154,7 @@ def load(
                 replace=replace,
                 progress=progress,
             )
-            embedded = _embed(conn, snapshot_id, model, progress)
+            embedded = embed(conn, snapshot_id, model, progress)
         _loaded(result, model if embedded else None)
         return
     assert source is not None
@@ -182,20 +182,10 @@ def load(
             result = load_snapshot(
                 conn, snapshot_id, docs, text_config=text_config, replace=replace, progress=progress
             )
-            embedded = _embed(conn, snapshot_id, model, progress)
+            embedded = embed(conn, snapshot_id, model, progress)
     if tree:
         note(stats.describe())
     _loaded(result, model if embedded else None)
-
-
-def _embed(conn: Conn, snapshot_id: str, model: str | None, progress: Progress | None) -> bool:
-    """Embed the snapshot under ``model`` (when given and not yet done)."""
-    if model is None:
-        return False
-    from riido_pg.ranking.model_hints import model_named
-    from riido_pg.storage.embeddings import embed_snapshot
-
-    return embed_snapshot(conn, snapshot_id, model_named(model), progress=progress)
 
 
 def _loaded(result: LoadResult, model: str | None = None) -> None:
