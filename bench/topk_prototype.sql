@@ -107,8 +107,9 @@ $fn$;
 --    fewer than p_k matching documents end, so the zero-score fill is rank.sql's).
 -- 3. cutoffs: read chunks 0 .. cut_t - 1 of each lexeme t; tail_t = max_impact
 --    of chunk cut_t (0 when none is left). Greedily add the chunk with the
---    largest drop of tail per posting until sum(tail_t) < theta. A document in
---    no read chunk scores at most sum(tail_t) < theta: not in the top p_k.
+--    largest drop of tail per posting until sum(tail_t) < theta * (1 - 1e-9). A
+--    document in no read chunk scores at most sum(tail_t) < theta: not in the top
+--    p_k.
 --    If that reads more than p_prune_fraction of sum(df): rank.sql (pruning
 --    does not pay; a pass costs about what rank.sql's sort costs per posting).
 -- 4. pass: per document partial and bound = sum(tail) + sum over its read
@@ -149,6 +150,7 @@ DECLARE
     passes int := 0;
     read_total bigint := 0;
     outcome text := 'pruned';
+    complete boolean;
     pass_sql CONSTANT text := $q$
         WITH agg AS MATERIALIZED (
             SELECT u.doc_ord, sum(u.imp) AS part, sum(u.imp - t.tail) AS gain
@@ -165,7 +167,7 @@ DECLARE
         )
         SELECT (SELECT v FROM th),
                (SELECT array_agg(doc_ord) FROM agg
-                WHERE $6 < (SELECT v FROM th)                      -- a complete pass
+                WHERE $6 < (SELECT v FROM th) * (1 - 1e-9)         -- a complete pass
                   AND $6 + gain >= (SELECT v FROM th) * (1 - 1e-9))
     $q$;
 BEGIN
@@ -248,8 +250,11 @@ BEGIN
                 FROM topk.scores(p_snapshot, p_col, terms, seeds) AS x
                 ORDER BY x.score DESC OFFSET p_k - 1 LIMIT 1;
             END IF;
-            IF passes > 1 AND coalesce(cardinality(cands), 0) <= p_max_survivors THEN EXIT; END IF;
-            target := CASE WHEN passes = 1 THEN theta ELSE tail_sum / 2 END;
+            complete := tail_sum < theta * (1 - 1e-9);
+            IF passes > 1 AND complete
+               AND coalesce(cardinality(cands), 0) <= p_max_survivors THEN EXIT; END IF;
+            target := CASE WHEN passes > 1 AND complete THEN tail_sum / 2
+                           ELSE theta * (1 - 1e-9) END;
             budget := sum_df;
         END LOOP;
     ELSE
