@@ -285,6 +285,10 @@ def run_size(args: Any, size: int, queries: list[str]) -> dict[str, Any]:
                 stats.append({"col": col, "k": k, **d})
     conn.execute("RESET topk.debug")
     out["pruning"] = summarize_pruning(stats, args.limits)
+    if args.oracle:
+        with conn.transaction():
+            conn.execute("SET LOCAL work_mem = '32MB'")
+            out["oracle"] = oracle_timing(conn, snap, terms, args.limits, args.oracle)
 
     out["summary"] = {name: summary_ms(v) for name, v in times.items()}
     out["exact"] = {
@@ -314,18 +318,127 @@ def oracle_read(directory: list[tuple[str, int, float, int]], theta: float) -> i
         return lists[t][cut[t]][0] if cut[t] < len(lists[t]) else 0.0
 
     while sum(tail(t) for t in lists) >= theta * (1 - 1e-9):
-        best, best_gain = None, -1.0
-        for t in lists:
-            if cut[t] >= len(lists[t]):
-                continue
-            nxt = lists[t][cut[t] + 1][0] if cut[t] + 1 < len(lists[t]) else 0.0
-            g = (tail(t) - nxt) / lists[t][cut[t]][1]
-            if g > best_gain:
-                best, best_gain = t, g
+        best, best_j, best_gain = None, 0, -1.0
+        for t in lists:  # best (term, depth), looking past plateaus, as topk.rank does
+            cost = 0
+            for j in range(cut[t] + 1, len(lists[t]) + 1):
+                cost += lists[t][j - 1][1]
+                nxt = lists[t][j][0] if j < len(lists[t]) else 0.0
+                g = (tail(t) - nxt) / cost
+                if g > best_gain:
+                    best, best_j, best_gain = t, j, g
         if best is None:
             break
-        cut[best] += 1
+        cut[best] = best_j
     return sum(n for t in lists for _, n in lists[t][: cut[t]])
+
+
+def oracle_cut(
+    directory: list[tuple[str, int, float, int]], theta: float, factor: float = 1.0
+) -> tuple[list[str], list[int], list[float], float, int]:
+    """oracle_read's cutoffs for sum(tail) < factor * theta:
+    (lexemes, cut, tail, sum(tail), postings read)."""
+    lists: dict[str, list[tuple[float, int]]] = {}
+    for lex, _chunk, mx, n in sorted(directory):
+        lists.setdefault(lex, []).append((mx, n))
+    cut = dict.fromkeys(lists, 0)
+
+    def tail(t: str) -> float:
+        return lists[t][cut[t]][0] if cut[t] < len(lists[t]) else 0.0
+
+    while sum(tail(t) for t in lists) >= factor * theta * (1 - 1e-9) and any(
+        cut[t] < len(lists[t]) for t in lists
+    ):
+        best, best_j, best_gain = None, 0, -1.0
+        for t in lists:  # best (term, depth), looking past plateaus, as topk.rank does
+            cost = 0
+            for j in range(cut[t] + 1, len(lists[t]) + 1):
+                cost += lists[t][j - 1][1]
+                nxt = lists[t][j][0] if j < len(lists[t]) else 0.0
+                g = (tail(t) - nxt) / cost
+                if g > best_gain:
+                    best, best_j, best_gain = t, j, g
+        if best is None:
+            break
+        cut[best] = best_j
+    lex = sorted(lists)
+    tails = [tail(t) for t in lex]
+    read = sum(n for t in lists for _, n in lists[t][: cut[t]])
+    return lex, [cut[t] for t in lex], tails, sum(tails), read
+
+
+ORACLE_SQL = """
+WITH agg AS (
+    SELECT u.doc_ord
+    FROM unnest(%(lex)s::text[], %(cut)s::int[], %(tail)s::float8[]) AS t(lexeme, cut, tail)
+    JOIN topk.chunks AS c
+      ON c.snapshot_id = %(snap)s AND c.col = %(col)s AND c.lexeme = t.lexeme AND c.chunk < t.cut
+    CROSS JOIN LATERAL unnest(c.doc_ords, c.impacts) AS u(doc_ord, imp)
+    GROUP BY u.doc_ord
+    HAVING %(tail_sum)s + sum(u.imp - t.tail) >= %(theta)s * (1 - 1e-9)
+)
+SELECT x.doc_ord, x.score, (SELECT count(*) FROM agg)
+FROM topk.scores(%(snap)s, %(col)s, %(lex)s::text[], (SELECT array_agg(doc_ord) FROM agg)) AS x
+ORDER BY x.score DESC, x.doc_ord
+LIMIT %(k)s
+"""
+
+
+def oracle_timing(conn: Any, snap: Any, terms: list[Any], limits: list[int], n: int) -> dict[str, Any]:
+    """The best this design family can do: one pass with the cutoffs the TRUE p_k-th
+    score allows (known upfront, as if by an oracle), then exact scores of the
+    survivors; queries whose sum(df) is over 20,000 only (the others run rank.sql)."""
+    out: dict[str, Any] = {}
+    for col in ("raw", "ident"):
+        for k in limits:
+            times, reads, survivors, mism = [], [], [], 0
+            shipped: list[float] = []
+            factors: dict[float, int] = {}
+            for tq in terms[:n]:
+                lex = tq.raw if col == "raw" else tq.ident
+                ref = _SHIPPED_RANKED(conn, snap, col, lex, k)
+                if len(ref) < k or ref[k - 1][2] <= 0:
+                    continue
+                dr = conn.execute(
+                    "SELECT lexeme, chunk, max_impact, n FROM topk.chunks "
+                    "WHERE snapshot_id = %s AND col = %s AND lexeme = ANY(%s::text[])",
+                    (snap.snapshot_id, col, lex),
+                ).fetchall()
+                if sum(r[3] for r in dr) <= 20_000:
+                    continue
+                # the depth is an oracle choice too: the fastest of four
+                best: tuple[float, float, int, float] | None = None
+                for factor in (1.0, 0.5, 0.25, 0.0):
+                    lx, cut, tails, tail_sum, read = oracle_cut(dr, ref[k - 1][2], factor)
+                    params = {"lex": lx, "cut": cut, "tail": tails, "tail_sum": tail_sum,
+                              "theta": ref[k - 1][2], "snap": snap.snapshot_id, "col": col,
+                              "k": k}
+                    t0 = time.perf_counter()
+                    rows = conn.execute(ORACLE_SQL, params, prepare=False).fetchall()
+                    dt = time.perf_counter() - t0
+                    if [(int(r[0]), float(r[1])) for r in rows] != [(o, sc) for o, _, sc in ref]:
+                        mism += 1
+                    if best is None or dt < best[0]:
+                        best = (dt, read / sum(r[3] for r in dr), int(rows[0][2]) if rows else 0,
+                                factor)
+                assert best is not None
+                times.append(best[0])
+                reads.append(best[1])
+                survivors.append(best[2])
+                factors[best[3]] = factors.get(best[3], 0) + 1
+                shipped_t0 = time.perf_counter()
+                _SHIPPED_RANKED(conn, snap, col, lex, k)
+                shipped.append(time.perf_counter() - shipped_t0)
+            sv = sorted(survivors)
+            out[f"{col}/k{k}"] = {
+                **summary_ms(times),
+                "median_read_fraction": round(sorted(reads)[len(reads) // 2], 4) if reads else None,
+                "median_survivors": sv[len(sv) // 2] if sv else None,
+                "mismatches": mism,
+                "best_depth_factor_counts": {str(f): c for f, c in sorted(factors.items())},
+                "shipped_rank_sql_same_queries": summary_ms(shipped),
+            }
+    return out
 
 
 def summarize_pruning(stats: list[dict[str, Any]], limits: list[int]) -> dict[str, Any]:
@@ -371,11 +484,29 @@ def main() -> None:
     p.add_argument("--rebuild", action="store_true", help="rebuild schema topk even with --reuse")
     p.add_argument("--full-check", type=int, default=30,
                    help="queries checked against the full ranking above 100,000 docs")
+    p.add_argument("--oracle", type=int, default=0,
+                   help="also time the oracle pass (true theta known) for this many queries")
+    p.add_argument("--only-oracle", action="store_true",
+                   help="skip the timing and checks; build nothing; oracle pass only")
     args = p.parse_args()
     if args.quick:
         args.sizes, args.queries = "10000", 30
     args.limits = [int(x) for x in args.limits.split(",")]
     queries = corpus.queries("cosqa", args.queries)
+    if args.only_oracle:
+        res = {}
+        for size in (int(x) for x in args.sizes.split(",")):
+            _, dsn, _ = topk_db.ensure_database(args.dsn, size, reuse=True)
+            conn = connect(dsn)
+            conn.execute("SET work_mem = '32MB'")
+            terms = [ranking.query_terms(conn, q, "english") for q in queries]
+            snap = ranking.get_snapshot(conn, topk_db.SNAPSHOT)
+            res[size] = oracle_timing(conn, snap, terms, args.limits, args.oracle or len(queries))
+            for key_, v in res[size].items():
+                print(f"oracle {size:,} {key_}: {json.dumps(v)}", flush=True)
+            conn.close()
+        write_results("topk_oracle", {"server": server_info(args.dsn), "oracle": res}, args.out)
+        return
     results = []
     for size in (int(s) for s in args.sizes.split(",")):
         results.append(run_size(args, size, queries))
@@ -403,6 +534,8 @@ def print_tables(results: list[dict[str, Any]], limits: list[int]) -> None:
         print(f"\nexactness {r['size']:,}: {json.dumps({k: v for k, v in r['exact'].items() if k != 'first_mismatches'})}")
         print(f"storage {r['size']:,}: {json.dumps(r['storage'])}")
         print(f"build {r['size']:,}: {r['build']}  load avg {r['load_avg']}")
+        for key_, v in r.get("oracle", {}).items():
+            print(f"oracle {r['size']:,} {key_}: {json.dumps(v)}")
         for key_, v in r["pruning"].items():
             print(f"pruning {r['size']:,} {key_}: {json.dumps(v)}")
 

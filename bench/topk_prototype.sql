@@ -106,8 +106,9 @@ $fn$;
 --    Fewer than p_k documents seen: rank.sql (this is also where queries with
 --    fewer than p_k matching documents end, so the zero-score fill is rank.sql's).
 -- 3. cutoffs: read chunks 0 .. cut_t - 1 of each lexeme t; tail_t = max_impact
---    of chunk cut_t (0 when none is left). Greedily add the chunk with the
---    largest drop of tail per posting until sum(tail_t) < theta * (1 - 1e-9). A
+--    of chunk cut_t (0 when none is left). Greedily deepen the (lexeme, depth)
+--    with the largest drop of tail per posting read (looking past plateaus of
+--    equal impacts) until sum(tail_t) < theta * (1 - 1e-9). A
 --    document in no read chunk scores at most sum(tail_t) < theta: not in the top
 --    p_k.
 --    If that reads more than p_prune_fraction of sum(df): rank.sql (pruning
@@ -141,7 +142,7 @@ DECLARE
     tail_sum float8;
     target float8;
     budget bigint;
-    best_i int; best_gain float8; gain float8; nxt float8;
+    best_i int; best_j int; best_gain float8; gain float8; nxt float8; cost bigint;
     cands int[];
     seeds int[];
     i int;
@@ -210,14 +211,21 @@ BEGIN
                     FOR j IN 1 .. cut[i] LOOP nread := nread + ns[i][j]; END LOOP;
                 END LOOP;
                 EXIT WHEN tail_sum < target OR tail_sum = 0 OR nread >= budget;
+                -- best drop of tail per posting over every (term, depth): looking past
+                -- plateaus of equal impacts (duplicates), where one chunk drops nothing
                 best_i := NULL; best_gain := -1;
                 FOR i IN 1 .. cardinality(terms) LOOP
-                    CONTINUE WHEN cut[i] >= nchunks[i];
-                    nxt := CASE WHEN cut[i] + 1 < nchunks[i] THEN maxes[i][cut[i] + 2] ELSE 0 END;
-                    gain := (tails[i] - nxt) / ns[i][cut[i] + 1];
-                    IF gain > best_gain THEN best_gain := gain; best_i := i; END IF;
+                    cost := 0;
+                    FOR j IN cut[i] + 1 .. nchunks[i] LOOP
+                        cost := cost + ns[i][j];
+                        nxt := CASE WHEN j < nchunks[i] THEN maxes[i][j + 1] ELSE 0 END;
+                        gain := (tails[i] - nxt) / cost;
+                        IF gain > best_gain THEN
+                            best_gain := gain; best_i := i; best_j := j;
+                        END IF;
+                    END LOOP;
                 END LOOP;
-                cut[best_i] := cut[best_i] + 1;
+                cut[best_i] := best_j;
             END LOOP;
             IF passes > 0 AND nread > p_prune_fraction * sum_df THEN
                 outcome := 'fallback';
