@@ -35,7 +35,10 @@ def _exists(server_dsn: str, dbname: str) -> bool:
     import psycopg
 
     with psycopg.connect(server_dsn, autocommit=True) as conn:
-        return conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone() is not None
+        return (
+            conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (dbname,)).fetchone()
+            is not None
+        )
 
 
 def _ready(dsn: str, size: int) -> bool:
@@ -44,7 +47,8 @@ def _ready(dsn: str, size: int) -> bool:
     try:
         with psycopg.connect(dsn, autocommit=True) as conn:
             row = conn.execute(
-                "SELECT document_count FROM riido.snapshots WHERE snapshot_id = %s AND state = 'ready'",
+                "SELECT document_count FROM riido.snapshots "
+                "WHERE snapshot_id = %s AND state = 'ready'",
                 (SNAPSHOT,),
             ).fetchone()
             return bool(row and row[0] == size)
@@ -97,4 +101,9 @@ if __name__ == "__main__":
             print(f"dropped {dbname_for(s)}")
         else:
             t = time.perf_counter()
-            print(s, ensure_database(a.dsn, s, reuse=True), f"{time.perf_counter() - t:.1f}s", flush=True)
+            print(
+                s,
+                ensure_database(a.dsn, s, reuse=True),
+                f"{time.perf_counter() - t:.1f}s",
+                flush=True,
+            )

@@ -34,9 +34,9 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import topk_db  # noqa: E402  (sets RIIDO_BENCH_COSQA before corpus is imported)
-import corpus  # noqa: E402
-from common import (  # noqa: E402
+import corpus
+import topk_db
+from common import (
     base_parser,
     connect,
     drop_database,
@@ -46,8 +46,8 @@ from common import (  # noqa: E402
     write_results,
 )
 
-import riido_pg.ranking as ranking  # noqa: E402
-from riido_pg.resources import sql_text  # noqa: E402
+import riido_pg.ranking as ranking
+from riido_pg.resources import sql_text
 
 POLICIES = ("bm25", "identifier_bm25", "identifier_bm25_baseline_first")
 SQL_PATH = Path(__file__).resolve().parent / "topk_prototype.sql"
@@ -232,7 +232,9 @@ def run_size(args: Any, size: int, queries: list[str]) -> dict[str, Any]:
                 checked += 1
                 a, b = key(res[("shipped", p)]), key(res[("candidate", p)])
                 if a != b or res[("shipped", p)].policy != res[("candidate", p)].policy:
-                    mismatches.append({"query": q, "policy": p, "k": k, "shipped": a, "candidate": b})
+                    mismatches.append(
+                        {"query": q, "policy": p, "k": k, "shipped": a, "candidate": b}
+                    )
         if (i + 1) % 50 == 0:
             print(f"  {size:>9,} {i + 1}/{len(queries)} queries", file=sys.stderr, flush=True)
 
@@ -249,8 +251,13 @@ def run_size(args: Any, size: int, queries: list[str]) -> dict[str, Any]:
                 conn.execute("SET LOCAL statement_timeout = 0")
                 cur = conn.execute(
                     sql_text("rank"),
-                    {"snapshot_id": snap.snapshot_id, "col": col, "lexemes": lex,
-                     "n": snap.documents, "limit": None},
+                    {
+                        "snapshot_id": snap.snapshot_id,
+                        "col": col,
+                        "lexemes": lex,
+                        "n": snap.documents,
+                        "limit": None,
+                    },
                 )
                 full = [(int(r[0]), float(r[2])) for r in cur.fetchmany(max(args.limits))]
                 cur.close()
@@ -258,8 +265,16 @@ def run_size(args: Any, size: int, queries: list[str]) -> dict[str, Any]:
                 full_checked += 1
                 got = [(o, s) for o, _, s in cand_ranked(conn, snap, col, lex, k)]
                 if got != full[:k]:
-                    mismatches.append({"query": queries[i], "col": col, "k": k,
-                                       "full": full[:k], "candidate": got, "check": "full"})
+                    mismatches.append(
+                        {
+                            "query": queries[i],
+                            "col": col,
+                            "k": k,
+                            "full": full[:k],
+                            "candidate": got,
+                            "check": "full",
+                        }
+                    )
     out["full_check_s"] = round(time.perf_counter() - t, 1)
 
     # pruning statistics (not timed): notices of topk.rank with topk.debug = on
@@ -384,7 +399,9 @@ LIMIT %(k)s
 """
 
 
-def oracle_timing(conn: Any, snap: Any, terms: list[Any], limits: list[int], n: int) -> dict[str, Any]:
+def oracle_timing(
+    conn: Any, snap: Any, terms: list[Any], limits: list[int], n: int
+) -> dict[str, Any]:
     """The best this design family can do: one pass with the cutoffs the TRUE p_k-th
     score allows (known upfront, as if by an oracle), then exact scores of the
     survivors; queries whose sum(df) is over 20,000 only (the others run rank.sql)."""
@@ -410,17 +427,28 @@ def oracle_timing(conn: Any, snap: Any, terms: list[Any], limits: list[int], n: 
                 best: tuple[float, float, int, float] | None = None
                 for factor in (1.0, 0.5, 0.25, 0.0):
                     lx, cut, tails, tail_sum, read = oracle_cut(dr, ref[k - 1][2], factor)
-                    params = {"lex": lx, "cut": cut, "tail": tails, "tail_sum": tail_sum,
-                              "theta": ref[k - 1][2], "snap": snap.snapshot_id, "col": col,
-                              "k": k}
+                    params = {
+                        "lex": lx,
+                        "cut": cut,
+                        "tail": tails,
+                        "tail_sum": tail_sum,
+                        "theta": ref[k - 1][2],
+                        "snap": snap.snapshot_id,
+                        "col": col,
+                        "k": k,
+                    }
                     t0 = time.perf_counter()
                     rows = conn.execute(ORACLE_SQL, params, prepare=False).fetchall()
                     dt = time.perf_counter() - t0
                     if [(int(r[0]), float(r[1])) for r in rows] != [(o, sc) for o, _, sc in ref]:
                         mism += 1
                     if best is None or dt < best[0]:
-                        best = (dt, read / sum(r[3] for r in dr), int(rows[0][2]) if rows else 0,
-                                factor)
+                        best = (
+                            dt,
+                            read / sum(r[3] for r in dr),
+                            int(rows[0][2]) if rows else 0,
+                            factor,
+                        )
                 assert best is not None
                 times.append(best[0])
                 reads.append(best[1])
@@ -465,7 +493,9 @@ def summarize_pruning(stats: list[dict[str, Any]], limits: list[int]) -> dict[st
                 "median_sum_df": st.median([x["sum_df"] for x in s if x.get("sum_df")] or [0]),
                 "pruned_median_read_fraction": q([x["read_total"] / x["sum_df"] for x in pr], 0.5),
                 "pruned_median_survivors": q([x["survivors"] for x in pr], 0.5),
-                "fallback_median_wasted_fraction": q([x["read_total"] / x["sum_df"] for x in fb], 0.5),
+                "fallback_median_wasted_fraction": q(
+                    [x["read_total"] / x["sum_df"] for x in fb], 0.5
+                ),
                 "oracle_read_fraction_p25_p50_p75": [q(orc, 0.25), q(orc, 0.5), q(orc, 0.75)],
                 "oracle_le_10pct": sum(1 for f in orc if f <= 0.10),
                 "oracle_n": len(orc),
@@ -479,15 +509,29 @@ def main() -> None:
     p.add_argument("--sizes", default="10000,100000,1000000")
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--limits", default="10,100")
-    p.add_argument("--reuse", action="store_true",
-                   help="reuse riido_bench_topk_<size> (and its topk schema) when present")
+    p.add_argument(
+        "--reuse",
+        action="store_true",
+        help="reuse riido_bench_topk_<size> (and its topk schema) when present",
+    )
     p.add_argument("--rebuild", action="store_true", help="rebuild schema topk even with --reuse")
-    p.add_argument("--full-check", type=int, default=30,
-                   help="queries checked against the full ranking above 100,000 docs")
-    p.add_argument("--oracle", type=int, default=0,
-                   help="also time the oracle pass (true theta known) for this many queries")
-    p.add_argument("--only-oracle", action="store_true",
-                   help="skip the timing and checks; build nothing; oracle pass only")
+    p.add_argument(
+        "--full-check",
+        type=int,
+        default=30,
+        help="queries checked against the full ranking above 100,000 docs",
+    )
+    p.add_argument(
+        "--oracle",
+        type=int,
+        default=0,
+        help="also time the oracle pass (true theta known) for this many queries",
+    )
+    p.add_argument(
+        "--only-oracle",
+        action="store_true",
+        help="skip the timing and checks; build nothing; oracle pass only",
+    )
     args = p.parse_args()
     if args.quick:
         args.sizes, args.queries = "10000", 30
@@ -520,18 +564,43 @@ def print_tables(results: list[dict[str, Any]], limits: list[int]) -> None:
         sm = r["summary"]
         for k in limits:
             nat = sm[f"native/k{k}"]
-            rows.append([r["size"], k, "native GIN+ts_rank", "", "", nat["p50_ms"], nat["p95_ms"], "", ""])
+            rows.append(
+                [r["size"], k, "native GIN+ts_rank", "", "", nat["p50_ms"], nat["p95_ms"], "", ""]
+            )
             for pol in POLICIES:
                 s, c = sm[f"shipped/{pol}/k{k}"], sm[f"candidate/{pol}/k{k}"]
-                rows.append([
-                    r["size"], k, pol, s["p50_ms"], s["p95_ms"], c["p50_ms"], c["p95_ms"],
-                    round(c["p50_ms"] / s["p50_ms"], 3), round(c["p50_ms"] / nat["p50_ms"], 3),
-                ])
-    print(markdown_table(
-        ["docs", "K", "policy", "shipped p50", "shipped p95", "candidate p50", "candidate p95",
-         "cand/shipped p50", "cand/native p50"], rows))
+                rows.append(
+                    [
+                        r["size"],
+                        k,
+                        pol,
+                        s["p50_ms"],
+                        s["p95_ms"],
+                        c["p50_ms"],
+                        c["p95_ms"],
+                        round(c["p50_ms"] / s["p50_ms"], 3),
+                        round(c["p50_ms"] / nat["p50_ms"], 3),
+                    ]
+                )
+    print(
+        markdown_table(
+            [
+                "docs",
+                "K",
+                "policy",
+                "shipped p50",
+                "shipped p95",
+                "candidate p50",
+                "candidate p95",
+                "cand/shipped p50",
+                "cand/native p50",
+            ],
+            rows,
+        )
+    )
     for r in results:
-        print(f"\nexactness {r['size']:,}: {json.dumps({k: v for k, v in r['exact'].items() if k != 'first_mismatches'})}")
+        exact = {k: v for k, v in r["exact"].items() if k != "first_mismatches"}
+        print(f"\nexactness {r['size']:,}: {json.dumps(exact)}")
         print(f"storage {r['size']:,}: {json.dumps(r['storage'])}")
         print(f"build {r['size']:,}: {r['build']}  load avg {r['load_avg']}")
         for key_, v in r.get("oracle", {}).items():
