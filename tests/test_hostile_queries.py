@@ -46,6 +46,7 @@ from riido_pg.ranking import (
     POLICIES,
     REGISTRY,
 )
+from riido_pg.ranking.policies import MODEL_OUT_OF_SCOPE
 
 SNAP = "hostile'; drop table riido.snapshots; --"
 DOCS = [
@@ -270,10 +271,22 @@ def db_digest(conn: psycopg.Connection[Any]) -> dict[str, str]:
     return out
 
 
+#: The learned hint source of model_hints_baseline_first (installed by the test extra).
+MODEL_NAME = "wordllama-256"
+
+
+def _model(policy: str) -> str | None:
+    return MODEL_NAME if REGISTRY[policy].needs_model else None
+
+
 @pytest.fixture(scope="module", autouse=True)
 def snapshot(db: Any) -> None:
+    from riido_pg.ranking.model_hints import model_named
+    from riido_pg.storage.embeddings import embed_snapshot
+
     with db.connect() as conn:
         assert load_snapshot(conn, SNAP, DOCS).action == "created"
+        embed_snapshot(conn, SNAP, model_named(MODEL_NAME))
 
 
 @pytest.fixture(scope="module")
@@ -316,16 +329,18 @@ def check_candidates(
     assert sorted(ids) == IDS, "every document exactly once"
     assert [c["rank"] for c in candidates] == list(range(1, len(IDS) + 1))
     for c in candidates:
-        for key in ("bm25_score", "identifier_bm25_score"):
+        for key in ("bm25_score", "identifier_bm25_score", "fused_score"):
             if key in c:
                 assert isinstance(c[key], float) and math.isfinite(c[key]) and c[key] >= 0, c
     raw = [(c["id"], c["bm25_score"]) for c in candidates]
     if policy in IDENTIFIER_POLICIES:
         assert label in (policy, OUT_OF_SCOPE)
+    elif REGISTRY[policy].needs_model:
+        assert label in (policy, MODEL_OUT_OF_SCOPE)
     else:
         assert label == policy
     # score descending, then id in byte order; zero scores last in id order
-    if label in (BM25, OUT_OF_SCOPE):
+    if label in (BM25, OUT_OF_SCOPE, MODEL_OUT_OF_SCOPE):
         assert raw == sorted(raw, key=_order_key)
         seen.setdefault("raw", dict(raw))
     if label == IDENTIFIER_BM25:
@@ -356,7 +371,9 @@ def _rank_every_policy(conn: psycopg.Connection[Any], query: str, limit: int) ->
         hints = HINTS if policy == EXTERNAL_HINTS_BASELINE_FIRST else None
         for lim in (None, limit):
             try:
-                ranking = rank_snapshot(conn, SNAP, query, policy=policy, limit=lim, hints=hints)
+                ranking = rank_snapshot(
+                    conn, SNAP, query, policy=policy, limit=lim, hints=hints, model=_model(policy)
+                )
             except RiidoError as exc:
                 assert isinstance(exc, InvalidInput), repr(exc)
                 assert str(exc) == error, (str(exc), error)
@@ -450,6 +467,8 @@ def _check_cli(result: Any, query: str, policy: str) -> None:
 def _policy_args(policy: str, hints_file: Path) -> list[str]:
     if policy == EXTERNAL_HINTS_BASELINE_FIRST:
         return ["--hints-file", str(hints_file)]
+    if REGISTRY[policy].needs_model:
+        return ["--model", MODEL_NAME]
     return ["--policy", policy]
 
 
