@@ -303,6 +303,19 @@ def test_gitignore_nested_negation_and_ignore_file(tmp_path: Path) -> None:
     assert stats.skipped_ignored == 7
 
 
+def test_git_info_exclude_at_the_root_only_and_below_ignore_files(tmp_path: Path) -> None:
+    write(tmp_path, ".git/info/exclude", "# local\n*.local.py\nscratch/\nkept.py\n")
+    write(tmp_path, ".gitignore", "!kept.py\n")
+    write(tmp_path, "a.local.py", "def local(): pass\n")
+    write(tmp_path, "scratch/s.py", "def scratch(): pass\n")
+    write(tmp_path, "kept.py", "def kept(): pass\n")
+    write(tmp_path, "sub/.git/info/exclude", "b.py\n")  # not the root: not read
+    write(tmp_path, "sub/b.py", "def b(): pass\n")
+    functions, stats = run(tmp_path)
+    assert sorted(qualnames(functions)) == ["b", "kept"]
+    assert stats.skipped_ignored == 2
+
+
 def test_excludes(tmp_path: Path) -> None:
     write(tmp_path, "src/a.py", "def a(): pass\n")
     write(tmp_path, "src/test_a.py", "def test_a(): pass\n")

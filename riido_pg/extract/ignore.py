@@ -5,10 +5,11 @@ Ignore files follow git's rules (pathspec's ``GitIgnoreSpec``): a
 below, with patterns relative to it; ``.ignore`` lines come after
 ``.gitignore`` lines of the same directory and so win; a deeper directory's
 files win over a shallower one's; within one file the last matching pattern
-wins, and ``!pattern`` re-includes. As in git, nothing under an ignored
-directory can be re-included, because the directory is never entered. Ignore
-files outside the root (a parent repository's, the global excludes file,
-``.git/info/exclude``) are not read.
+wins, and ``!pattern`` re-includes. When the root is a repository's top
+directory, its ``.git/info/exclude`` applies too, below every ignore file (as
+in git). As in git, nothing under an ignored directory can be re-included,
+because the directory is never entered. Ignore files outside the root (a
+parent repository's, the global excludes file) are not read.
 
 ``excludes`` are gitignore-style patterns relative to the root, checked
 before the ignore files; a match always excludes.
@@ -30,6 +31,7 @@ from pathspec import GitIgnoreSpec
 from riido_pg.errors import InvalidInput
 
 __all__ = [
+    "GIT_INFO_EXCLUDE",
     "IGNORE_FILES",
     "VCS_DIRS",
     "VENDORED_DIRS",
@@ -40,6 +42,8 @@ __all__ = [
 ]
 
 IGNORE_FILES = (".gitignore", ".ignore")
+#: The repository's own excludes, relative to the root; read only there.
+GIT_INFO_EXCLUDE = (".git", "info", "exclude")
 VCS_DIRS = frozenset({".git", ".hg", ".svn"})
 VENDORED_DIRS = frozenset(
     {"node_modules", "vendor", "third_party", "dist", "build", ".venv", "venv", "__pycache__"}

@@ -22,6 +22,7 @@ from pathspec import GitIgnoreSpec
 
 from riido_pg.errors import InvalidInput
 from riido_pg.extract.ignore import (
+    GIT_INFO_EXCLUDE,
     IGNORE_FILES,
     VCS_DIRS,
     IgnoreRules,
@@ -71,6 +72,10 @@ def _read_ignore_file(path: str, rel: str, stats: ExtractStats) -> list[str]:
 
 def _directory_spec(path: str, base: str, stats: ExtractStats) -> GitIgnoreSpec | None:
     lines: list[str] = []
+    if not base:  # the root: its repository's own excludes come first, so they lose
+        lines += _read_ignore_file(
+            os.path.join(path, *GIT_INFO_EXCLUDE), "/".join(GIT_INFO_EXCLUDE), stats
+        )
     for name in IGNORE_FILES:
         lines += _read_ignore_file(os.path.join(path, name), base + name, stats)
     if not any(line.strip() and not line.startswith("#") for line in lines):
