@@ -8,7 +8,7 @@ name the document (and, for files, the line).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, overload
@@ -23,6 +23,7 @@ __all__ = [
     "MAX_REQUEST_BYTES",
     "Document",
     "DocumentSet",
+    "DocumentStream",
     "HintsRequest",
     "check_document",
     "check_query",
@@ -112,6 +113,31 @@ class DocumentSet(Sequence[Document]):
 
     def __repr__(self) -> str:
         return f"DocumentSet({len(self._docs)} documents)"
+
+
+class DocumentStream(Iterable[Document]):
+    """Documents read one at a time (a load streams them: no process holds them all).
+
+    ``where`` names the input in messages; ``checked`` says every item already came
+    through :func:`check_document`. Uniqueness of ids and "at least one document" are
+    checked by the load that consumes the stream, in the database. Iterating a second
+    time reads the input again.
+    """
+
+    __slots__ = ("_make", "checked", "where")
+
+    def __init__(
+        self, make: Callable[[], Iterator[Document]], *, where: str, checked: bool = True
+    ) -> None:
+        self._make = make
+        self.where = where
+        self.checked = checked
+
+    def __iter__(self) -> Iterator[Document]:
+        return self._make()
+
+    def __repr__(self) -> str:
+        return f"DocumentStream({self.where})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,9 +334,11 @@ def _json_documents(path: Path, snapshot_id: str | None) -> DocumentSet:
     )
 
 
-def read_source(source: Path, *, snapshot_id: str | None = None) -> DocumentSet:
+def read_source(source: Path, *, snapshot_id: str | None = None) -> DocumentStream:
     """Documents of a ``.json`` request file, a ``.jsonl`` file of ``{"id","text"}``
-    lines, or a BEIR directory (its ``corpus.jsonl``; a title is prepended to text).
+    lines, or a BEIR directory (its ``corpus.jsonl``; a title is prepended to text),
+    read as they are consumed (``.jsonl`` and BEIR stream line by line; a ``.json``
+    request is one object, parsed whole).
 
     A ``.json`` request file that names a ``snapshot_id`` other than ``snapshot_id``
     (the id it is being loaded under) is refused: one of the two is a mistake."""
@@ -318,13 +346,14 @@ def read_source(source: Path, *, snapshot_id: str | None = None) -> DocumentSet:
         corpus = source / "corpus.jsonl"
         if not corpus.is_file():
             raise InvalidInput(f"{source}: not a BEIR directory (no corpus.jsonl)")
-        return validate_documents(jsonl_documents(corpus), where=str(corpus), checked=True)
+        return DocumentStream(lambda: jsonl_documents(corpus), where=str(corpus))
     if not source.exists():
         raise InvalidInput(f"{source}: no such file or directory")
     if source.suffix == ".jsonl":
-        return validate_documents(jsonl_documents(source), where=str(source), checked=True)
+        return DocumentStream(lambda: jsonl_documents(source), where=str(source))
     if source.suffix == ".json":
-        return _json_documents(source, snapshot_id)
+        docs = _json_documents(source, snapshot_id)
+        return DocumentStream(lambda: iter(docs), where=str(source))
     raise InvalidInput(f"{source}: expected a .json file, a .jsonl file or a BEIR directory")
 
 

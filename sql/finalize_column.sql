@@ -1,7 +1,9 @@
 -- finalize_column.sql: the postings of one column of one snapshot.
 --
--- Run once per column ({tsv} = tsv_raw | tsv_ident, {len} = len_raw | len_ident)
--- when a snapshot is finalized. Snapshots are immutable, so these never go stale.
+-- Run once per column ({tsv} = tsv_raw | tsv_ident, {len} = len_raw | len_ident of
+-- riido.texts, the snapshot's documents' texts) when a snapshot is finalized; a
+-- parallel load runs the two columns on two connections at once. Snapshots are
+-- immutable, so these never go stale.
 --
 -- BM25 (Lucene form, README "Ranking"):
 --   idf(t) = ln(1 + (N - df + 0.5) / (df + 0.5))
@@ -12,8 +14,9 @@
 -- N and avgdl are the column's statistics; they are not stored, since idf and tfn
 -- below are all a ranking needs.
 WITH stats AS MATERIALIZED (
-    SELECT count(*) AS n, coalesce(avg(d.{len}), 0)::float8 AS avgdl
+    SELECT count(*) AS n, coalesce(avg(t.{len}), 0)::float8 AS avgdl
     FROM riido.documents AS d
+    JOIN riido.texts AS t ON t.key = d.text_key
     WHERE d.snapshot_id = %(snapshot_id)s
 )
 INSERT INTO riido.postings (snapshot_id, col, lexeme, df, idf, doc_ords, tfn)
@@ -27,10 +30,11 @@ SELECT %(snapshot_id)s,
        array_agg(d.doc_ord),
        array_agg(
            cardinality(u.positions)::float8
-           / (cardinality(u.positions) + %(k1)s * (1 - %(b)s + %(b)s * d.{len} / s.avgdl))
+           / (cardinality(u.positions) + %(k1)s * (1 - %(b)s + %(b)s * t.{len} / s.avgdl))
        )
 FROM riido.documents AS d
-CROSS JOIN LATERAL unnest(d.{tsv}) AS u
+JOIN riido.texts AS t ON t.key = d.text_key
+CROSS JOIN LATERAL unnest(t.{tsv}) AS u
 CROSS JOIN stats AS s
 WHERE d.snapshot_id = %(snapshot_id)s
 GROUP BY u.lexeme, s.n, s.avgdl

@@ -90,9 +90,8 @@ PHASES = {
     "files": "reading files",
     "functions": "extracting functions",
     "rows": "reading rows",
-    "documents": "staging documents",
+    "documents": "reading documents, computing new tsvectors",
     "embeddings": "embedding documents",
-    "tsvectors": "computing tsvectors",
     "index": "building postings",
     "statistics": "updating planner statistics",
 }
@@ -114,17 +113,28 @@ def progress_bar() -> Iterator[Callable[[str, int, int], None] | None]:
         BarColumn,
         MofNCompleteColumn,
         Progress,
+        ProgressColumn,
         SpinnerColumn,
+        Task,
         TaskID,
         TextColumn,
         TimeElapsedColumn,
     )
+    from rich.text import Text
+
+    class Rate(ProgressColumn):
+        """Items per second of a counted phase (documents, rows, functions)."""
+
+        def render(self, task: Task) -> Text:
+            speed = task.finished_speed or task.speed
+            return Text(f"{speed:,.0f}/s" if speed and task.completed > 1 else "")
 
     with Progress(
         SpinnerColumn(finished_text="✓"),
         TextColumn("{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
+        Rate(),
         TimeElapsedColumn(),
         console=Console(stderr=True),
         transient=True,

@@ -129,15 +129,30 @@ def load(
             show_default=False,
         ),
     ] = None,
+    jobs: Annotated[
+        int | None,
+        typer.Option(
+            "--jobs",
+            "-j",
+            metavar="N",
+            min=1,
+            max=64,
+            help="Server connections indexing at once (default: this machine's cores, "
+            "at most 4); 1 loads in one transaction on one connection.",
+            show_default=False,
+        ),
+    ] = None,
     dsn: DsnOption = None,
     debug: DebugOption = False,
 ) -> None:
     """Store documents as an immutable snapshot."""
     from riido_pg.documents import check_snapshot_id, read_source
     from riido_pg.storage import load_snapshot, load_snapshot_from_table
+    from riido_pg.storage.loading import default_jobs
 
     settings(ctx, dsn, debug)
     check_snapshot_id(snapshot_id)
+    n_jobs = jobs if jobs is not None else default_jobs()
     if model is not None:
         load_model(model)  # an unknown or uninstalled model fails before any work
     if (source is None) == (from_table is None):
@@ -153,6 +168,7 @@ def load(
                 text_config=text_config,
                 replace=replace,
                 progress=progress,
+                jobs=n_jobs,
             )
             embedded = embed(conn, snapshot_id, model, progress)
         _loaded(result, model if embedded else None)
@@ -180,7 +196,13 @@ def load(
             docs = read_source(source, snapshot_id=snapshot_id)
         with connect(ctx) as conn:
             result = load_snapshot(
-                conn, snapshot_id, docs, text_config=text_config, replace=replace, progress=progress
+                conn,
+                snapshot_id,
+                docs,
+                text_config=text_config,
+                replace=replace,
+                progress=progress,
+                jobs=n_jobs,
             )
             embedded = embed(conn, snapshot_id, model, progress)
     if tree:

@@ -15,10 +15,10 @@ file of documents would: a tree is what the caller has, not what they chose.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-from riido_pg.documents import Document, DocumentSet
+from riido_pg.documents import Document, DocumentStream
 from riido_pg.errors import InvalidInput
 from riido_pg.extract.api import iter_functions
 from riido_pg.extract.stats import ExtractStats
@@ -43,34 +43,41 @@ def tree_documents(
     include_vendored: bool = False,
     stats: ExtractStats | None = None,
     progress: Callable[[str, int, int], None] | None = None,
-) -> DocumentSet:
-    """The functions under ``root`` as validated documents. ``progress`` gets
-    ("files", files seen, 0) and ("functions", functions, 0) as the walk advances."""
+) -> DocumentStream:
+    """The functions under ``root`` as checked documents, extracted as they are
+    consumed (a load streams them). ``progress`` gets ("files", files seen, 0) and
+    ("functions", functions, 0) as the walk advances; the stream raises InvalidInput
+    at its end when the tree held no function in a supported language."""
     counts = stats if stats is not None else ExtractStats()
 
     def on_file(_rel: str) -> None:
         if progress is not None:
             progress("files", counts.files_seen, 0)
 
-    docs: list[Document] = []
-    for function in iter_functions(
-        root,
-        langs=langs,
-        excludes=excludes,
-        include_vendored=include_vendored,
-        stats=counts,
-        on_file=on_file,
-    ):
-        if unindexable(function.text):
-            counts.skipped_unindexable += 1
-            counts.problem(function.metadata["path"], f"{function.id}: a word too long to index")
-            continue
-        docs.append(Document(function.id, function.text))
-        if progress is not None and len(docs) % 100 == 0:
-            progress("functions", len(docs), 0)
-    if progress is not None:
-        progress("files", counts.files_seen, counts.files_seen)
-        progress("functions", len(docs), len(docs))
-    if not docs:
-        raise InvalidInput(f"{root}: no functions in a supported language: {counts.describe()}")
-    return DocumentSet(docs, where=str(root))
+    def functions() -> Iterator[Document]:
+        n = 0
+        for function in iter_functions(
+            root,
+            langs=langs,
+            excludes=excludes,
+            include_vendored=include_vendored,
+            stats=counts,
+            on_file=on_file,
+        ):
+            if unindexable(function.text):
+                counts.skipped_unindexable += 1
+                counts.problem(
+                    function.metadata["path"], f"{function.id}: a word too long to index"
+                )
+                continue
+            yield Document(function.id, function.text)
+            n += 1
+            if progress is not None and n % 100 == 0:
+                progress("functions", n, 0)
+        if progress is not None:
+            progress("files", counts.files_seen, counts.files_seen)
+            progress("functions", n, n)
+        if not n:
+            raise InvalidInput(f"{root}: no functions in a supported language: {counts.describe()}")
+
+    return DocumentStream(functions, where=str(root))

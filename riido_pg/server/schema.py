@@ -11,16 +11,18 @@ from datetime import datetime
 
 from sqlalchemy import (
     CheckConstraint,
+    Column,
     DateTime,
     ForeignKeyConstraint,
     Index,
     Integer,
     MetaData,
+    Table,
     Text,
     UniqueConstraint,
     func,
 )
-from sqlalchemy.dialects.postgresql import ARRAY, BYTEA, DOUBLE_PRECISION, TSVECTOR
+from sqlalchemy.dialects.postgresql import ARRAY, BYTEA, DOUBLE_PRECISION, TSVECTOR, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = [
@@ -33,7 +35,9 @@ __all__ = [
     "Snapshot",
     "SnapshotModel",
     "Target",
+    "Text_",
     "metadata",
+    "text_pending",
 ]
 
 SCHEMA = "riido"
@@ -51,7 +55,7 @@ class Snapshot(Base):
 
     __tablename__ = "snapshots"
     __table_args__ = (
-        CheckConstraint("state IN ('loading', 'ready')", name="snapshots_state_check"),
+        CheckConstraint("state IN ('loading', 'ready', 'replacing')", name="snapshots_state_check"),
     )
 
     snapshot_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
@@ -66,6 +70,33 @@ class Snapshot(Base):
     )
 
 
+class Text_(Base):
+    """A document text, shared by every snapshot holding it, with what PostgreSQL
+    derives from it. ``key`` hashes the splitter version, the text search configuration
+    and the text (:func:`riido_pg.storage.texts.text_key`)."""
+
+    __tablename__ = "texts"
+
+    key: Mapped[str] = mapped_column(UUID, primary_key=True)
+    body: Mapped[str] = mapped_column(Text, nullable=False)
+    tsv_raw: Mapped[str] = mapped_column(TSVECTOR, nullable=False)
+    tsv_ident: Mapped[str] = mapped_column(TSVECTOR, nullable=False)
+    len_raw: Mapped[int] = mapped_column(Integer, nullable=False)
+    len_ident: Mapped[int] = mapped_column(Integer, nullable=False)
+
+
+#: Texts that may have lost their last reference: written by an unfinished load
+#: (``token``), or left by a dropped or replaced snapshot (``token`` NULL). No primary
+#: key: rows are appended and collected in bulk.
+text_pending = Table(
+    "text_pending",
+    metadata,
+    Column("token", UUID, nullable=True),
+    Column("key", UUID, nullable=False),
+    Index("text_pending_token_idx", "token"),
+)
+
+
 class Document(Base):
     """A document of a snapshot. ``doc_ord`` numbers documents in id byte order."""
 
@@ -78,16 +109,14 @@ class Document(Base):
             name="documents_snapshot_id_fkey",
             ondelete="CASCADE",
         ),
+        ForeignKeyConstraint(["text_key"], ["riido.texts.key"], name="documents_text_key_fkey"),
+        Index("documents_text_key_idx", "text_key"),
     )
 
     snapshot_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
     doc_ord: Mapped[int] = mapped_column(Integer, primary_key=True)
     doc_id: Mapped[str] = mapped_column(C_TEXT, nullable=False)
-    body: Mapped[str] = mapped_column(Text, nullable=False)
-    tsv_raw: Mapped[str] = mapped_column(TSVECTOR, nullable=False)
-    tsv_ident: Mapped[str] = mapped_column(TSVECTOR, nullable=False)
-    len_raw: Mapped[int] = mapped_column(Integer, nullable=False)
-    len_ident: Mapped[int] = mapped_column(Integer, nullable=False)
+    text_key: Mapped[str] = mapped_column(UUID, nullable=False)
 
 
 class Posting(Base):

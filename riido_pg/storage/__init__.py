@@ -1,6 +1,6 @@
 """Snapshots in the ``riido`` schema: loading, listing, dropping, scratch snapshots."""
 
-from riido_pg.storage.loading import LoadResult, Progress, content_digest, load_snapshot
+from riido_pg.storage.loading import LoadResult, Progress, load_snapshot
 from riido_pg.storage.scratch import scratch_snapshot
 from riido_pg.storage.snapshots import (
     DEFAULT_TEXT_CONFIG,
@@ -14,6 +14,7 @@ from riido_pg.storage.snapshots import (
     snapshot_lock,
 )
 from riido_pg.storage.table import load_snapshot_from_table
+from riido_pg.storage.texts import collect_garbage, text_key
 
 __all__ = [
     "DEFAULT_TEXT_CONFIG",
@@ -23,7 +24,7 @@ __all__ = [
     "Progress",
     "Snapshot",
     "check_text_config",
-    "content_digest",
+    "collect_garbage",
     "drop_snapshot",
     "get_snapshot",
     "list_snapshots",
@@ -31,4 +32,5 @@ __all__ = [
     "load_snapshot_from_table",
     "scratch_snapshot",
     "snapshot_lock",
+    "text_key",
 ]

@@ -111,7 +111,9 @@ def store_vectors(
         total = int(total_row[0]) if total_row else 0
         read = conn.cursor(name="riido_embed_texts")
         read.execute(
-            "SELECT doc_ord, body FROM riido.documents WHERE snapshot_id = %s ORDER BY doc_ord",
+            "SELECT d.doc_ord, t.body FROM riido.documents AS d "
+            "JOIN riido.texts AS t ON t.key = d.text_key "
+            "WHERE d.snapshot_id = %s ORDER BY d.doc_ord",
             (snapshot_id,),
         )
         done = 0

@@ -1,29 +1,55 @@
-"""Loading a snapshot: all or nothing.
+"""Loading a snapshot: streamed, optionally parallel, all or nothing.
 
 A load takes the snapshot's writer lock (a second loader of the same id fails at once
-with :class:`~riido_pg.errors.SnapshotBusy`), records the snapshot as ``loading`` in
-its own short transaction (so readers can say so), then writes documents and postings
-and flips the state to ``ready`` in one transaction. An error rolls that transaction
-back and removes the ``loading`` row; a killed loader leaves only the ``loading`` row,
-which the next load of that id replaces. ``replace=True`` swaps the content inside one
-transaction, so readers see the old content or the new, never a mix.
+with :class:`~riido_pg.errors.SnapshotBusy`) and reads its input once, in chunks, so
+its memory does not grow with the number of documents. For each chunk the client
+computes every text's key (:func:`~riido_pg.storage.texts.text_key`), asks the
+database which texts are stored already, splits identifiers only for the others and
+sends those to be indexed (``to_tsvector`` on both columns, ``sql/insert_texts.sql``);
+the ``(doc_id, key)`` pairs go to a staging table. Duplicate ids, the document count
+and the content digest are then computed in the database (``sql/content_digest.sql``),
+so loading the same content again is the ``unchanged`` no-op whatever its order.
+
+With ``jobs`` = 1 everything after the ``loading`` row is one transaction on one
+connection, as loads always were. With ``jobs`` > 1, worker connections index texts
+while the client reads (each chunk committed as it is stored, with its keys recorded
+as pending under the load's token), then the documents are committed under the
+snapshot's ``loading`` row (or, for ``--replace``, under a hidden ``replacing`` row),
+the two columns' postings are built on two connections at once, and one last
+transaction flips the snapshot to ``ready`` (swapping the content in for a replace)
+and clears the token. Readers only ever rank ``ready`` snapshots, so they see the old
+content or the new, never a part. An error (bad input late in the file, a worker's
+backend terminated, an interrupt) removes what the load wrote; a killed loader leaves
+at most a ``loading`` (or ``replacing``) row with its content and pending texts,
+which the next load of that id, ``snapshots drop`` and the text collector remove.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Callable, Sequence
+import os
+import queue
+import threading
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 
 import psycopg
 from psycopg import sql
 
-from riido_pg.documents import Document, DocumentSet, check_snapshot_id, validate_documents
+from riido_pg.documents import (
+    Document,
+    DocumentSet,
+    DocumentStream,
+    check_document,
+    check_snapshot_id,
+    describe,
+)
 from riido_pg.errors import InvalidInput, SnapshotExists
 from riido_pg.resources import sql_text
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import translated
-from riido_pg.splitting import SPLITTER_VERSION, split_identifiers
+from riido_pg.splitting import split_identifiers
 from riido_pg.storage.snapshots import (
     DEFAULT_TEXT_CONFIG,
     K1,
@@ -33,27 +59,34 @@ from riido_pg.storage.snapshots import (
     find_snapshot,
     insert_snapshot_row,
     load_timeout,
+    shadow_id,
     snapshot_lock,
 )
+from riido_pg.storage.texts import collect_garbage, text_keyer, texts_shared, texts_shared_xact
 
 __all__ = [
+    "CHUNK",
     "MAX_WORD_BYTES",
     "LoadResult",
     "Progress",
-    "content_digest",
+    "default_jobs",
     "load_snapshot",
+    "worker_connection",
     "write_documents",
     "write_snapshot",
 ]
 
 #: ``progress(phase, done, total)``, called when a phase starts and as it advances; a
 #: total of 0 means the phase's size is not known. Load phases, in order: "documents"
-#: (staging, counted), "tsvectors" (one statement), "index" (the postings of each
-#: column, 0..2), "statistics" (planner statistics, when a load changed a lot).
+#: (reading the input and indexing its new texts, counted), "index" (the postings of
+#: each column, 0..2), "statistics" (planner statistics, when a load changed a lot).
 Progress = Callable[[str, int, int], None]
 
 #: PostgreSQL ignores words of this many bytes or more (MAXSTRLEN) with a notice.
 MAX_WORD_BYTES = 2047
+#: Documents per chunk: what the client holds per chunk in flight.
+CHUNK = 2_000
+_COLUMNS = (("raw", "tsv_raw", "len_raw"), ("ident", "tsv_ident", "len_ident"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,80 +97,54 @@ class LoadResult:
     action: str
 
 
-def content_digest(docs: DocumentSet, text_config: str) -> str:
-    """sha256 over the splitter version, the text configuration and the documents in
-    id order (a DocumentSet's order)."""
-    h = hashlib.sha256()
-    h.update(f"riido-pg/1\0splitter {SPLITTER_VERSION}\0{text_config}\0".encode())
-    for doc in docs:
-        i = doc.id.encode("utf-8")
-        t = doc.text.encode("utf-8")
-        h.update(len(i).to_bytes(8, "big") + i + len(t).to_bytes(8, "big") + t)
-    return h.hexdigest()
+def default_jobs() -> int:
+    """Worker connections a CLI load uses by default: this machine's cores, at most 4
+    (the server does the indexing; a server elsewhere may have more, ``--jobs``)."""
+    return max(1, min(4, os.cpu_count() or 1))
 
 
-def _stage(conn: Conn, docs: DocumentSet, progress: Progress | None) -> None:
-    conn.execute(
-        "CREATE TEMP TABLE IF NOT EXISTS riido_stage "
-        "(doc_ord int, doc_id text, body text, ident text) ON COMMIT DROP"
-    )
-    total = len(docs)
-    step = max(1, total // 100)
-    with conn.cursor().copy("COPY riido_stage (doc_ord, doc_id, body, ident) FROM STDIN") as cp:
-        for ord_, doc in enumerate(docs):
-            cp.write_row((ord_, doc.id, doc.text, split_identifiers(doc.text)))
-            if progress and (ord_ + 1) % step == 0:
-                progress("documents", ord_ + 1, total)
-    if progress:
-        progress("documents", total, total)
+# --- one chunk -------------------------------------------------------------------
 
 
-def _long_word_document(conn: Conn, text_config: str) -> str | None:
-    row = conn.execute(
-        "SELECT s.doc_id FROM riido_stage AS s "
-        "WHERE EXISTS (SELECT 1 FROM ts_parse("
-        "  (SELECT cfgparser FROM pg_ts_config WHERE oid = %(cfg)s::regconfig), s.body || ' ' "
-        "  || s.ident) AS t WHERE octet_length(t.token) >= %(max)s) "
-        "ORDER BY s.doc_ord LIMIT 1",
-        {"cfg": text_config, "max": MAX_WORD_BYTES},
-    ).fetchone()
-    return str(row[0]) if row else None
+@dataclass(slots=True)
+class _Chunk:
+    pairs: list[tuple[str, uuid.UUID]]  # (doc_id, key) of every document
+    texts: dict[uuid.UUID, tuple[str, str]]  # key -> (doc_id, body) not seen stored
 
 
-def _oversized_document(conn: Conn, text_config: str, n: int) -> str | None:
-    """Bisect the staged documents for one whose tsvector exceeds PostgreSQL's limit."""
-    lo, hi = 0, n
-    probe = (
-        "SELECT count(to_tsvector(%(cfg)s::regconfig, body)) "
-        "+ count(to_tsvector(%(cfg)s::regconfig, ident)) "
-        "FROM riido_stage WHERE doc_ord >= %(lo)s AND doc_ord < %(hi)s"
-    )
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        try:
-            with conn.transaction():
-                conn.execute(probe, {"cfg": text_config, "lo": lo, "hi": mid})
-            lo = mid
-        except psycopg.errors.ProgramLimitExceeded:
-            hi = mid
-    row = conn.execute("SELECT doc_id FROM riido_stage WHERE doc_ord = %s", (lo,)).fetchone()
-    return str(row[0]) if row else None
+def _chunks(docs: Iterable[Document], *, checked: bool, where: str, cfg: str) -> Iterator[_Chunk]:
+    base = text_keyer(cfg)
+    chunk = _Chunk([], {})
+    for i, doc in enumerate(docs):
+        if not checked:
+            if not isinstance(doc, Document):
+                raise InvalidInput(f"{where}: item {i} is not a riido_pg.Document")
+            check_document(doc.id, doc.text, f"{where}: documents[{i}]")
+        h = base.copy()
+        h.update(doc.text.encode("utf-8"))
+        key = uuid.UUID(bytes=h.digest()[:16])
+        chunk.pairs.append((doc.id, key))
+        chunk.texts.setdefault(key, (doc.id, doc.text))
+        if len(chunk.pairs) >= CHUNK:
+            yield chunk
+            chunk = _Chunk([], {})
+    if chunk.pairs:
+        yield chunk
 
 
-def write_documents(
-    conn: Conn,
-    snapshot_id: str,
-    docs: DocumentSet,
-    text_config: str,
-    *,
-    progress: Progress | None = None,
+def _stored_keys(conn: Conn, keys: list[uuid.UUID]) -> set[uuid.UUID]:
+    rows = conn.execute(
+        "SELECT key FROM riido.texts WHERE key = ANY(%s::uuid[])", (keys,)
+    ).fetchall()
+    return {r[0] for r in rows}
+
+
+def _index_texts(
+    conn: Conn, texts: dict[uuid.UUID, tuple[str, str]], cfg: str, token: uuid.UUID | None
 ) -> None:
-    """Write the documents and postings of a snapshot whose row exists.
-
-    Must run inside a transaction; raises InvalidInput naming a document that
-    PostgreSQL cannot index (a tsvector over 1 MB, a word of 2,047 bytes or more).
-    """
-    _stage(conn, docs, progress)
+    """Store ``texts`` (key -> (doc_id, body)) with both tsvectors; InvalidInput names a
+    document PostgreSQL cannot index (a tsvector over 1 MB, a word of 2,047 bytes or
+    more). Inside a transaction of its own when ``token`` is set (a worker)."""
     notices: list[str] = []
 
     def on_notice(diag: psycopg.errors.Diagnostic) -> None:
@@ -145,39 +152,319 @@ def write_documents(
             notices.append(diag.message_primary)
 
     conn.add_notice_handler(on_notice)
-    if progress:
-        progress("tsvectors", 0, 0)
     try:
-        with conn.transaction():  # savepoint: keeps the stage for diagnosis
+        with conn.transaction():
             conn.execute(
-                sql_text("insert_documents"),
-                {"snapshot_id": snapshot_id, "text_config": text_config},
+                "CREATE TEMP TABLE IF NOT EXISTS riido_texts_in "
+                "(key uuid, body text, ident text) ON COMMIT DELETE ROWS"
             )
-    except psycopg.errors.ProgramLimitExceeded as exc:
-        culprit = _oversized_document(conn, text_config, len(docs))
-        raise InvalidInput(
-            f"document {culprit!r} is too large to index (PostgreSQL: {exc.diag.message_primary})"
-        ) from exc
+            conn.execute("TRUNCATE riido_texts_in")
+            with conn.cursor().copy("COPY riido_texts_in (key, body, ident) FROM STDIN") as cp:
+                for key, (_, body) in texts.items():
+                    cp.write_row((key, body, split_identifiers(body)))
+            try:
+                with conn.transaction():  # savepoint: keeps the input for diagnosis
+                    conn.execute(sql_text("insert_texts"), {"text_config": cfg, "token": token})
+            except psycopg.errors.ProgramLimitExceeded as exc:
+                culprit = _oversized(conn, texts, cfg)
+                raise InvalidInput(
+                    f"document {culprit!r} is too large to index "
+                    f"(PostgreSQL: {exc.diag.message_primary})"
+                ) from exc
+            if any("too long to be indexed" in n for n in notices):
+                culprit = _long_word(conn, texts, cfg)
+                raise InvalidInput(
+                    f"document {culprit!r} has a word of {MAX_WORD_BYTES} bytes or more, "
+                    "which PostgreSQL cannot index"
+                )
     finally:
         conn.remove_notice_handler(on_notice)
-    if any("too long to be indexed" in n for n in notices):
-        culprit = _long_word_document(conn, text_config)
-        raise InvalidInput(
-            f"document {culprit!r} has a word of {MAX_WORD_BYTES} bytes or more, "
-            "which PostgreSQL cannot index"
+
+
+def _long_word(conn: Conn, texts: dict[uuid.UUID, tuple[str, str]], cfg: str) -> str:
+    row = conn.execute(
+        "SELECT i.key FROM riido_texts_in AS i "
+        "WHERE EXISTS (SELECT 1 FROM ts_parse("
+        "  (SELECT cfgparser FROM pg_ts_config WHERE oid = %(cfg)s::regconfig), i.body || ' ' "
+        "  || i.ident) AS t WHERE octet_length(t.token) >= %(max)s) LIMIT 1",
+        {"cfg": cfg, "max": MAX_WORD_BYTES},
+    ).fetchone()
+    return texts[row[0]][0] if row else "?"
+
+
+def _oversized(conn: Conn, texts: dict[uuid.UUID, tuple[str, str]], cfg: str) -> str:
+    probe = (
+        "SELECT length(to_tsvector(%(cfg)s::regconfig, body)) "
+        "+ length(to_tsvector(%(cfg)s::regconfig, ident)) FROM riido_texts_in WHERE key = %(k)s"
+    )
+    for key, (doc_id, _) in sorted(texts.items(), key=lambda kv: kv[1][0]):
+        try:
+            with conn.transaction():
+                conn.execute(probe, {"cfg": cfg, "k": key})
+        except psycopg.errors.ProgramLimitExceeded:
+            return doc_id
+    return "?"
+
+
+# --- workers ---------------------------------------------------------------------
+
+
+class _Workers:
+    """Worker connections indexing texts while the client reads (``jobs`` > 1)."""
+
+    def __init__(self, conns: list[Conn], cfg: str, token: uuid.UUID) -> None:
+        self.conns = conns
+        self.cfg = cfg
+        self.token = token
+        self.queue: queue.Queue[dict[uuid.UUID, tuple[str, str]] | None] = queue.Queue(
+            maxsize=2 * len(conns)
         )
+        self.errors: list[BaseException] = []
+        self.failed = threading.Event()
+        self.threads = [
+            threading.Thread(target=self._run, args=(c,), name=f"riido-load-{i}", daemon=True)
+            for i, c in enumerate(conns)
+        ]
+        for t in self.threads:
+            t.start()
+
+    def _run(self, conn: Conn) -> None:
+        try:
+            while (texts := self.queue.get()) is not None:
+                if self.failed.is_set():
+                    continue
+                _index_texts(conn, texts, self.cfg, self.token)
+        except BaseException as exc:  # reported by the reading thread
+            self.errors.append(exc)
+            self.failed.set()
+            # keep draining so the reader never blocks on a full queue
+            while self.queue.get() is not None:
+                pass
+
+    def check(self) -> None:
+        if self.errors:
+            raise self.errors[0]
+
+    def put(self, texts: dict[uuid.UUID, tuple[str, str]]) -> None:
+        while True:
+            self.check()
+            try:
+                self.queue.put(texts, timeout=0.2)
+                return
+            except queue.Full:
+                continue
+
+    def finish(self) -> None:
+        """Wait for every chunk to be stored; the first worker error, if any."""
+        for _ in self.threads:
+            self.put_stop()
+        for t in self.threads:
+            while t.is_alive():
+                t.join(timeout=0.2)
+        self.check()
+
+    def put_stop(self) -> None:
+        while True:
+            try:
+                self.queue.put(None, timeout=0.2)
+                return
+            except queue.Full:
+                if not any(t.is_alive() for t in self.threads):
+                    return
+
+    def abort(self) -> None:
+        """Stop at once: cancel what the workers run, let the threads end."""
+        self.failed.set()
+        for conn in self.conns:
+            with suppress(Exception):
+                conn.cancel_safe(timeout=5)
+        with suppress(queue.Empty):
+            while True:
+                self.queue.get_nowait()
+        for _ in self.threads:
+            with suppress(queue.Full):
+                self.queue.put_nowait(None)
+        for t in self.threads:
+            t.join(timeout=10)
+
+
+def _worker_connections(conn: Conn, n: int) -> list[Conn]:
+    """``n`` more sessions to the server of ``conn``, as the same role, autocommit."""
+    params: dict[str, object] = dict(conn.info.get_parameters())
+    password = conn.info.password
+    if password:
+        params["password"] = password
+    out: list[Conn] = []
+    try:
+        for _ in range(n):
+            out.append(psycopg.connect(autocommit=True, **params))  # type: ignore[arg-type]
+    except BaseException:
+        for c in out:
+            c.close()
+        raise
+    return out
+
+
+@contextmanager
+def _connections(conn: Conn, n: int) -> Iterator[list[Conn]]:
+    conns = _worker_connections(conn, n) if n else []
+    try:
+        yield conns
+    finally:
+        for c in conns:
+            with suppress(Exception):
+                c.close()
+
+
+@contextmanager
+def worker_connection(conn: Conn) -> Iterator[Conn]:
+    """One more session to the server of ``conn``, as the same role, for the block."""
+    with _connections(conn, 1) as conns:
+        yield conns[0]
+
+
+# --- staging ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Staged:
+    documents: int
+    digest: str
+
+
+def _stage(
+    conn: Conn,
+    docs: Iterable[Document],
+    cfg: str,
+    *,
+    where: str,
+    checked: bool,
+    workers: _Workers | None,
+    progress: Progress | None,
+) -> _Staged:
+    """Read ``docs`` into the staging table riido_stage; their texts not yet stored are
+    indexed on the workers (or on ``conn``, in its transaction, without workers)."""
+    conn.execute("DROP TABLE IF EXISTS riido_stage")
+    conn.execute('CREATE TEMP TABLE riido_stage (doc_id text COLLATE "C", key uuid)')
+    done = 0
+    if progress:
+        progress("documents", 0, 0)
+    for chunk in _chunks(docs, checked=checked, where=where, cfg=cfg):
+        stored = _stored_keys(conn, list(chunk.texts))
+        new = {k: v for k, v in chunk.texts.items() if k not in stored}
+        if new:
+            if workers is not None:
+                workers.put(new)
+            else:
+                _index_texts(conn, new, cfg, None)
+        with conn.cursor().copy("COPY riido_stage (doc_id, key) FROM STDIN") as cp:
+            for pair in chunk.pairs:
+                cp.write_row(pair)
+        done += len(chunk.pairs)
+        if progress:
+            progress("documents", done, 0)
+    if workers is not None:
+        workers.finish()
+    row = conn.execute(sql_text("content_digest")).fetchone()
+    assert row is not None
+    digest, count, duplicate = str(row[0]), int(row[1]), row[2]
+    if duplicate is not None:
+        raise InvalidInput(f"{where}: duplicate document id {describe(duplicate)}")
+    if count == 0:
+        raise InvalidInput(f"{where}: no documents")
+    if progress:
+        progress("documents", count, count)
+    return _Staged(count, digest)
+
+
+def _finalize(
+    conn: Conn, snapshot_id: str, progress: Progress | None, extra: list[Conn] | None = None
+) -> None:
+    """The postings of both columns: on ``conn`` one after the other, or with an
+    ``extra`` connection the two at once (the documents must be committed then)."""
     if progress:
         progress("index", 0, 2)
-    for i, (col, tsv, length) in enumerate(
-        (("raw", "tsv_raw", "len_raw"), ("ident", "tsv_ident", "len_ident")), start=1
-    ):
-        stmt = sql.SQL(sql_text("finalize_column")).format(
-            tsv=sql.Identifier(tsv), len=sql.Identifier(length)
+    stmts = [
+        (
+            sql.SQL(sql_text("finalize_column")).format(
+                tsv=sql.Identifier(tsv), len=sql.Identifier(length)
+            ),
+            {"snapshot_id": snapshot_id, "col": col, "k1": K1, "b": B},
         )
-        conn.execute(stmt, {"snapshot_id": snapshot_id, "col": col, "k1": K1, "b": B})
-        if progress:
-            progress("index", i, 2)
+        for col, tsv, length in _COLUMNS
+    ]
+    if not extra:
+        for i, (stmt, params) in enumerate(stmts, start=1):
+            conn.execute(stmt, params)
+            if progress:
+                progress("index", i, 2)
+        return
+    errors: list[BaseException] = []
+
+    def run(c: Conn, stmt: sql.Composed, params: dict[str, object]) -> None:
+        try:
+            with c.transaction(), load_timeout(c):
+                c.execute(stmt, params)
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [
+        threading.Thread(target=run, args=(c, s, p), daemon=True)
+        for c, (s, p) in zip([conn, extra[0]], stmts, strict=True)
+    ]
+    for t in threads:
+        t.start()
+    finished = 0
+    try:
+        for t in threads:
+            while t.is_alive():
+                t.join(timeout=0.2)
+            finished += 1
+            if progress:
+                progress("index", finished, 2)
+    except BaseException:
+        for c in (conn, extra[0]):
+            with suppress(Exception):
+                c.cancel_safe(timeout=5)
+        for t in threads:
+            t.join(timeout=10)
+        raise
+    if errors:
+        raise errors[0]
+
+
+# --- the load --------------------------------------------------------------------
+
+
+def write_documents(
+    conn: Conn,
+    snapshot_id: str,
+    docs: Iterable[Document],
+    text_config: str,
+    *,
+    progress: Progress | None = None,
+) -> int:
+    """Write the documents and postings of a snapshot whose row exists, in the
+    caller's transaction (a scratch snapshot); the number of documents.
+
+    Raises InvalidInput naming a document that PostgreSQL cannot index (a tsvector
+    over 1 MB, a word of 2,047 bytes or more), a duplicate id, or no documents.
+    """
+    texts_shared_xact(conn)
+    where, checked = _label(docs, snapshot_id)
+    staged = _stage(
+        conn, docs, text_config, where=where, checked=checked, workers=None, progress=progress
+    )
+    conn.execute(sql_text("insert_documents"), {"snapshot_id": snapshot_id})
+    _finalize(conn, snapshot_id, progress)
     conn.execute("DROP TABLE riido_stage")
+    return staged.documents
+
+
+def _label(docs: Iterable[Document], snapshot_id: str) -> tuple[str, bool]:
+    if isinstance(docs, DocumentStream):
+        return docs.where, docs.checked
+    return f"snapshot {snapshot_id!r}", isinstance(docs, DocumentSet)
 
 
 def _refresh_statistics(conn: Conn, added: int, progress: Progress | None) -> None:
@@ -191,7 +478,7 @@ def _refresh_statistics(conn: Conn, added: int, progress: Progress | None) -> No
         if progress:
             progress("statistics", 0, 0)
         with conn.transaction(), load_timeout(conn):
-            for table in ("documents", "postings"):
+            for table in ("documents", "postings", "texts"):
                 conn.execute(sql.SQL("ANALYZE riido.{}").format(sql.Identifier(table)))
 
 
@@ -199,80 +486,247 @@ def _refresh_statistics(conn: Conn, added: int, progress: Progress | None) -> No
 def load_snapshot(
     conn: Conn,
     snapshot_id: str,
-    documents: Sequence[Document] | DocumentSet,
+    documents: Iterable[Document],
     *,
     text_config: str = DEFAULT_TEXT_CONFIG,
     replace: bool = False,
     progress: Progress | None = None,
+    jobs: int = 1,
 ) -> LoadResult:
     """Create (or, with ``replace``, swap) an immutable snapshot of ``documents``.
 
-    Loading identical content again is a no-op; different content under an existing
-    id raises SnapshotExists unless ``replace`` is true. ``documents`` is validated
-    here unless it already is a :class:`~riido_pg.documents.DocumentSet`.
+    ``documents`` is any iterable of :class:`~riido_pg.Document` (a list, a generator,
+    :func:`~riido_pg.documents.read_source`'s stream), read once; each is checked here
+    unless it comes from a checking reader. Loading identical content again is a
+    no-op, whatever its order; different content under an existing id raises
+    SnapshotExists unless ``replace`` is true. ``jobs`` > 1 indexes on that many
+    connections at once (see the module docstring); 1 loads in one transaction.
     """
     check_snapshot_id(snapshot_id)
-    docs = validate_documents(documents, where=f"snapshot {snapshot_id!r}")
+    if jobs < 1:
+        raise InvalidInput(f"jobs must be at least 1, not {jobs}")
     with snapshot_lock(conn, snapshot_id):
         return write_snapshot(
-            conn, snapshot_id, docs, text_config=text_config, replace=replace, progress=progress
+            conn,
+            snapshot_id,
+            documents,
+            text_config=text_config,
+            replace=replace,
+            progress=progress,
+            jobs=jobs,
         )
 
 
 def write_snapshot(
     conn: Conn,
     snapshot_id: str,
-    docs: DocumentSet,
+    documents: Iterable[Document],
     *,
     text_config: str = DEFAULT_TEXT_CONFIG,
     replace: bool = False,
     progress: Progress | None = None,
+    jobs: int = 1,
 ) -> LoadResult:
     """:func:`load_snapshot` for a caller that already holds the snapshot's lock
     (:func:`~riido_pg.storage.snapshots.snapshot_lock`), e.g. to write more rows in the
-    same transaction before the lock is released."""
+    same transaction before the lock is released (then ``jobs`` is 1: the parallel
+    path commits on its way)."""
     text_config = check_text_config(conn, text_config)
-    digest = content_digest(docs, text_config)
-    existing = find_snapshot(conn, snapshot_id)
-    if existing is not None and existing.state == "ready":
-        if existing.content_digest == digest:
-            return LoadResult(snapshot_id, existing.documents, "unchanged")
-        if not replace:
-            raise SnapshotExists(
-                f"snapshot {snapshot_id!r} exists with different content; "
-                "pass --replace (replace=True in Python) to replace it"
-            )
-        with conn.transaction(), load_timeout(conn):
-            delete_content(conn, snapshot_id)
-            write_documents(conn, snapshot_id, docs, text_config, progress=progress)
-            conn.execute(
-                "UPDATE riido.snapshots SET text_config = %s, document_count = %s, "
-                "content_digest = %s, k1 = %s, b = %s, created_at = now() "
-                "WHERE snapshot_id = %s",
-                (text_config, len(docs), digest, K1, B, snapshot_id),
-            )
-        _refresh_statistics(conn, len(docs), progress)
-        return LoadResult(snapshot_id, len(docs), "replaced")
-    with conn.transaction():
-        if existing is not None:  # left "loading" by an interrupted load
-            delete_content(conn, snapshot_id)
-            conn.execute("DELETE FROM riido.snapshots WHERE snapshot_id = %s", (snapshot_id,))
-        insert_snapshot_row(conn, snapshot_id, text_config, "loading", len(docs), digest)
+    where, checked = _label(documents, snapshot_id)
+    in_transaction = conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
+    if in_transaction:
+        jobs = 1
+    req = _Request(snapshot_id, documents, text_config, where, checked, replace, progress)
     try:
-        with conn.transaction(), load_timeout(conn):
-            write_documents(conn, snapshot_id, docs, text_config, progress=progress)
-            conn.execute(
-                "UPDATE riido.snapshots SET state = 'ready', created_at = now() "
-                "WHERE snapshot_id = %s",
-                (snapshot_id,),
+        with texts_shared(conn):
+            return _load_one(conn, req) if jobs == 1 else _load_parallel(conn, req, jobs)
+    finally:
+        if not in_transaction and not conn.closed and not conn.broken:
+            with suppress(psycopg.Error):
+                collect_garbage(conn)
+
+
+def _existing_ready(conn: Conn, snapshot_id: str, digest: str, replace: bool) -> bool:
+    """True when a ready snapshot holds exactly this content already; SnapshotExists
+    when it holds other content and ``replace`` is false."""
+    existing = find_snapshot(conn, snapshot_id)
+    if existing is None or existing.state != "ready":
+        return False
+    if existing.content_digest == digest:
+        return True
+    if not replace:
+        raise SnapshotExists(
+            f"snapshot {snapshot_id!r} exists with different content; "
+            "pass --replace (replace=True in Python) to replace it"
+        )
+    return False
+
+
+def _clear_leftovers(conn: Conn, snapshot_id: str) -> None:
+    """Remove what an interrupted load of this id left: a ``loading`` row and its
+    content, a hidden ``replacing`` row and its content (inside a transaction)."""
+    existing = find_snapshot(conn, snapshot_id)
+    if existing is not None and existing.state == "loading":
+        delete_content(conn, snapshot_id)
+        conn.execute("DELETE FROM riido.snapshots WHERE snapshot_id = %s", (snapshot_id,))
+    shadow = shadow_id(snapshot_id)
+    if find_snapshot(conn, shadow) is not None:
+        delete_content(conn, shadow)
+        conn.execute("DELETE FROM riido.snapshots WHERE snapshot_id = %s", (shadow,))
+
+
+def _mark_loading(conn: Conn, snapshot_id: str, cfg: str) -> bool:
+    """Commit a ``loading`` row unless a ready snapshot holds the id (True if written)."""
+    with conn.transaction():
+        _clear_leftovers(conn, snapshot_id)
+        existing = find_snapshot(conn, snapshot_id)
+        if existing is not None:
+            return False
+        insert_snapshot_row(conn, snapshot_id, cfg, "loading", 0, "")
+        return True
+
+
+def _unmark_loading(conn: Conn, snapshot_id: str) -> None:
+    if conn.closed or conn.broken:
+        return
+    with suppress(psycopg.Error):
+        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            conn.rollback()
+        with conn.transaction():
+            _clear_leftovers(conn, snapshot_id)
+
+
+def _publish(conn: Conn, snapshot_id: str, staged: _Staged, cfg: str, replacing: bool) -> None:
+    """Flip the snapshot to ready with its digest and count (inside a transaction)."""
+    if replacing:
+        conn.execute(
+            "UPDATE riido.snapshots SET text_config = %s, document_count = %s, "
+            "content_digest = %s, k1 = %s, b = %s, created_at = now() "
+            "WHERE snapshot_id = %s",
+            (cfg, staged.documents, staged.digest, K1, B, snapshot_id),
+        )
+    else:
+        conn.execute(
+            "UPDATE riido.snapshots SET state = 'ready', document_count = %s, "
+            "content_digest = %s, created_at = now() WHERE snapshot_id = %s",
+            (staged.documents, staged.digest, snapshot_id),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """What one load was asked to do (its text configuration checked)."""
+
+    snapshot_id: str
+    docs: Iterable[Document]
+    cfg: str
+    where: str
+    checked: bool
+    replace: bool
+    progress: Progress | None
+
+
+def _load_one(conn: Conn, req: _Request) -> LoadResult:
+    """One connection: the ``loading`` row, then one transaction for everything."""
+    snapshot_id, docs, cfg, progress = req.snapshot_id, req.docs, req.cfg, req.progress
+    where, checked, replace = req.where, req.checked, req.replace
+    marked = _mark_loading(conn, snapshot_id, cfg)
+    unchanged = False
+    try:
+        with conn.transaction() as tx, load_timeout(conn):
+            staged = _stage(
+                conn, docs, cfg, where=where, checked=checked, workers=None, progress=progress
             )
+            if not marked and _existing_ready(conn, snapshot_id, staged.digest, replace):
+                unchanged = True
+                raise psycopg.Rollback(tx)  # nothing it stored is needed
+            if not marked:
+                delete_content(conn, snapshot_id)
+            conn.execute(sql_text("insert_documents"), {"snapshot_id": snapshot_id})
+            _finalize(conn, snapshot_id, progress)
+            conn.execute("DROP TABLE riido_stage")
+            _publish(conn, snapshot_id, staged, cfg, replacing=not marked)
     except BaseException:
-        if not conn.closed and not conn.broken:
-            with conn.transaction():
-                conn.execute(
-                    "DELETE FROM riido.snapshots WHERE snapshot_id = %s AND state = 'loading'",
-                    (snapshot_id,),
-                )
+        if marked:
+            _unmark_loading(conn, snapshot_id)
         raise
-    _refresh_statistics(conn, len(docs), progress)
-    return LoadResult(snapshot_id, len(docs), "created")
+    if unchanged:
+        return LoadResult(snapshot_id, staged.documents, "unchanged")
+    _refresh_statistics(conn, staged.documents, progress)
+    return LoadResult(snapshot_id, staged.documents, "created" if marked else "replaced")
+
+
+def _load_parallel(conn: Conn, req: _Request, jobs: int) -> LoadResult:
+    """Worker connections index while the client reads; several commits (see the
+    module docstring)."""
+    snapshot_id, docs, cfg, progress = req.snapshot_id, req.docs, req.cfg, req.progress
+    where, checked, replace = req.where, req.checked, req.replace
+    token = uuid.uuid4()
+    marked = _mark_loading(conn, snapshot_id, cfg)
+    target = snapshot_id if marked else shadow_id(snapshot_id)
+    with ExitStack() as stack:
+        conns = stack.enter_context(_connections(conn, jobs))
+        workers = _Workers(conns, cfg, token)
+        try:
+            staged = _stage(
+                conn, docs, cfg, where=where, checked=checked, workers=workers, progress=progress
+            )
+        except BaseException:
+            workers.abort()
+            _forget(conn, snapshot_id, token, marked)
+            raise
+        try:
+            if not marked and _existing_ready(conn, snapshot_id, staged.digest, replace):
+                conn.execute("DROP TABLE riido_stage")
+                _forget(conn, snapshot_id, token, marked)
+                return LoadResult(snapshot_id, staged.documents, "unchanged")
+            with conn.transaction(), load_timeout(conn):
+                if not marked:
+                    insert_snapshot_row(conn, target, cfg, "replacing", staged.documents, "")
+                conn.execute(sql_text("insert_documents"), {"snapshot_id": target})
+                conn.execute("DROP TABLE riido_stage")
+            _finalize(conn, target, progress, extra=conns[:1])
+            with conn.transaction(), load_timeout(conn):
+                if not marked:
+                    _swap_in(conn, snapshot_id, target)
+                _publish(conn, snapshot_id, staged, cfg, replacing=not marked)
+                conn.execute("DELETE FROM riido.text_pending WHERE token = %s", (token,))
+        except BaseException:
+            _forget(conn, snapshot_id, token, marked)
+            raise
+    _refresh_statistics(conn, staged.documents, progress)
+    return LoadResult(snapshot_id, staged.documents, "created" if marked else "replaced")
+
+
+def _swap_in(conn: Conn, snapshot_id: str, shadow: str) -> None:
+    """Replace a ready snapshot's content with its hidden ``replacing`` row's, in the
+    caller's transaction (readers see the old content or the new)."""
+    delete_content(conn, snapshot_id)
+    for table in ("documents", "postings"):
+        conn.execute(
+            sql.SQL("UPDATE riido.{} SET snapshot_id = %s WHERE snapshot_id = %s").format(
+                sql.Identifier(table)
+            ),
+            (snapshot_id, shadow),
+        )
+    conn.execute("DELETE FROM riido.snapshots WHERE snapshot_id = %s", (shadow,))
+
+
+def _forget(conn: Conn, snapshot_id: str, token: uuid.UUID, marked: bool) -> None:
+    """After a failed parallel load: remove its rows (the ``loading`` or ``replacing``
+    row and content); its pending texts stay pending for the collector."""
+    if conn.closed or conn.broken:
+        return
+    with suppress(psycopg.Error):
+        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
+            conn.rollback()
+        conn.execute("DROP TABLE IF EXISTS riido_stage")
+        with conn.transaction():
+            if marked:
+                _clear_leftovers(conn, snapshot_id)
+            else:
+                shadow = shadow_id(snapshot_id)
+                delete_content(conn, shadow)
+                conn.execute("DELETE FROM riido.snapshots WHERE snapshot_id = %s", (shadow,))
+            # the token's texts: candidates for the collector, no longer the load's
+            conn.execute("UPDATE riido.text_pending SET token = NULL WHERE token = %s", (token,))

@@ -23,6 +23,7 @@ from riido_pg.documents import check_snapshot_id
 from riido_pg.errors import InvalidTextConfig, SnapshotBusy, SnapshotLoading, SnapshotNotFound
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import translated
+from riido_pg.storage.texts import collect_garbage
 
 __all__ = [
     "CONTENT_TABLES",
@@ -38,6 +39,7 @@ __all__ = [
     "insert_snapshot_row",
     "list_snapshots",
     "load_timeout",
+    "shadow_id",
     "snapshot_lock",
 ]
 
@@ -153,12 +155,27 @@ def get_snapshot(conn: Conn, snapshot_id: str) -> Snapshot:
 
 @translated
 def list_snapshots(conn: Conn) -> list[Snapshot]:
-    rows = conn.execute(_SNAPSHOT_COLUMNS + " ORDER BY snapshot_id").fetchall()
+    """Every snapshot, ready or loading (not the hidden rows of a replace)."""
+    rows = conn.execute(
+        _SNAPSHOT_COLUMNS + " WHERE state <> 'replacing' ORDER BY snapshot_id"
+    ).fetchall()
     return [Snapshot(*r) for r in rows]
 
 
+def shadow_id(snapshot_id: str) -> str:
+    """The id of the hidden ``replacing`` row a parallel ``--replace`` of
+    ``snapshot_id`` writes its new content under until the swap."""
+    return f"{snapshot_id}\x1freplacing"
+
+
 def delete_content(conn: Conn, snapshot_id: str) -> None:
-    """Delete a snapshot's documents and postings (not its row); inside a transaction."""
+    """Delete a snapshot's documents and postings (not its row); inside a transaction.
+    Its texts become candidates for the collector (riido_pg.storage.texts)."""
+    conn.execute(
+        "INSERT INTO riido.text_pending (token, key) SELECT DISTINCT NULL::uuid, text_key "
+        "FROM riido.documents WHERE snapshot_id = %s",
+        (snapshot_id,),
+    )
     for table in CONTENT_TABLES:
         conn.execute(
             sql.SQL("DELETE FROM riido.{} WHERE snapshot_id = %s").format(sql.Identifier(table)),
@@ -170,11 +187,14 @@ def delete_content(conn: Conn, snapshot_id: str) -> None:
 def drop_snapshot(conn: Conn, snapshot_id: str) -> None:
     """Remove a snapshot (ready, or left ``loading`` by an interrupted load)."""
     check_snapshot_id(snapshot_id)
-    with snapshot_lock(conn, snapshot_id), conn.transaction():
-        if find_snapshot(conn, snapshot_id) is None:
-            raise SnapshotNotFound(f"no snapshot {snapshot_id!r}")
-        delete_content(conn, snapshot_id)
-        conn.execute("DELETE FROM riido.snapshots WHERE snapshot_id = %s", (snapshot_id,))
+    with snapshot_lock(conn, snapshot_id):
+        with conn.transaction():
+            if find_snapshot(conn, snapshot_id) is None:
+                raise SnapshotNotFound(f"no snapshot {snapshot_id!r}")
+            for sid in (snapshot_id, shadow_id(snapshot_id)):
+                delete_content(conn, sid)
+                conn.execute("DELETE FROM riido.snapshots WHERE snapshot_id = %s", (sid,))
+        collect_garbage(conn)
 
 
 def insert_snapshot_row(

@@ -1,27 +1,31 @@
 """Loading a snapshot from a table already in the database (``load --from-table``).
 
-The rows are read with one ``COPY (SELECT id::text, text::text FROM table) TO STDOUT``
-and checked exactly like file input (the same errors, naming the row's id: a NULL id
-or text, a duplicate id, an over-limit text). Identifiers are composed with
-``psycopg.sql.Identifier``; the reading role needs only ``SELECT`` on the table.
+The rows are read with ``COPY (SELECT id::text, text::text FROM table) TO STDOUT`` on
+a second session of the same role, streamed into the load as they arrive (memory does
+not grow with the table), and checked exactly like file input (the same errors,
+naming the row's id: a NULL id or text, a duplicate id, an over-limit text).
+Identifiers are composed with ``psycopg.sql.Identifier``; the reading role needs only
+``SELECT`` on the table.
 
 The text makes one round trip through the client: identifier splitting is the one
 Python implementation (:func:`riido_pg.splitting.split_identifiers`), which PostgreSQL
 cannot run, so the loader reads each text, splits it, and writes both back as any
-load does (README "Loading from a table" has the measured cost).
+load does (README "Loading from a table" has the measured cost); a text some snapshot
+already holds is not sent back at all.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from psycopg import sql
 
-from riido_pg.documents import Document, DocumentSet, check_document
+from riido_pg.documents import Document, DocumentStream, check_document
 from riido_pg.errors import InvalidInput
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import translated
-from riido_pg.storage.loading import LoadResult, Progress, load_snapshot
+from riido_pg.storage.loading import LoadResult, Progress, load_snapshot, worker_connection
 from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG
 
 __all__ = ["SourceTable", "load_snapshot_from_table", "read_table"]
@@ -72,8 +76,9 @@ def _resolve(conn: Conn, table: str, id_column: str, text_column: str) -> Source
 
 def read_table(
     conn: Conn, table: str, id_column: str, text_column: str, *, progress: Progress | None = None
-) -> DocumentSet:
-    """The rows of ``table`` as validated documents (``progress("rows", n, 0)``)."""
+) -> DocumentStream:
+    """The rows of ``table`` as checked documents, streamed on a second session of
+    the same role when iterated (``progress("rows", n, 0)`` as they arrive)."""
     source = _resolve(conn, table, id_column, text_column)
     query = sql.SQL("COPY (SELECT {}::text, {}::text FROM {}.{}) TO STDOUT").format(
         sql.Identifier(source.id_column),
@@ -82,17 +87,21 @@ def read_table(
         sql.Identifier(source.name),
     )
     where = f"table {source}"
-    docs: list[Document] = []
-    with conn.cursor().copy(query) as copy:
-        for doc_id, text in copy.rows():
-            if doc_id is None:
-                raise InvalidInput(f"{where}: a row has a NULL {source.id_column}")
-            docs.append(check_document(doc_id, text, where))
-            if progress is not None and len(docs) % 10_000 == 0:
-                progress("rows", len(docs), 0)
-    if progress is not None:
-        progress("rows", len(docs), len(docs))
-    return DocumentSet(docs, where=where, checked=True)
+
+    def rows() -> Iterator[Document]:
+        n = 0
+        with worker_connection(conn) as reader, reader.cursor().copy(query) as copy:
+            for doc_id, text in copy.rows():
+                if doc_id is None:
+                    raise InvalidInput(f"{where}: a row has a NULL {source.id_column}")
+                yield check_document(doc_id, text, where)
+                n += 1
+                if progress is not None and n % 10_000 == 0:
+                    progress("rows", n, 0)
+        if progress is not None:
+            progress("rows", n, n)
+
+    return DocumentStream(rows, where=where)
 
 
 @translated
@@ -106,9 +115,16 @@ def load_snapshot_from_table(
     text_config: str = DEFAULT_TEXT_CONFIG,
     replace: bool = False,
     progress: Progress | None = None,
+    jobs: int = 1,
 ) -> LoadResult:
     """:func:`~riido_pg.storage.loading.load_snapshot` of the rows of ``table``."""
     docs = read_table(conn, table, id_column, text_column, progress=progress)
     return load_snapshot(
-        conn, snapshot_id, docs, text_config=text_config, replace=replace, progress=progress
+        conn,
+        snapshot_id,
+        docs,
+        text_config=text_config,
+        replace=replace,
+        progress=progress,
+        jobs=jobs,
     )

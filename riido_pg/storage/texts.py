@@ -1,0 +1,80 @@
+"""Content-addressed texts: one row per distinct document text, shared by snapshots.
+
+``riido.texts`` holds a text and what PostgreSQL derives from it (both tsvectors and
+their lengths) under :func:`text_key`, a hash of the splitter version, the text
+search configuration and the text, so any snapshot holding the same text under the
+same configuration reuses it instead of running ``to_tsvector`` again. Snapshots
+reference texts from ``riido.documents.text_key``.
+
+A text can lose its last reference (its snapshots dropped or replaced) or never get
+one (a load that failed or was killed after a worker stored it). Such candidates are
+listed in ``riido.text_pending``; :func:`collect_garbage` removes the unreferenced
+ones. Every load holds the texts lock shared (:func:`texts_shared`) from its first
+look-up of a key to its end, and the collector runs only when it gets the lock
+exclusively, so it never removes a text a running load is about to reference; when
+it cannot get the lock it leaves the candidates to the next collection (which every
+load and every drop attempts when it ends).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from riido_pg.resources import sql_text
+from riido_pg.server.connect import Conn
+from riido_pg.splitting import SPLITTER_VERSION
+
+__all__ = ["collect_garbage", "text_key", "text_keyer", "texts_shared", "texts_shared_xact"]
+
+_LOCK = (0x52494947, 0)  # "RIIG": the texts lock, apart from the snapshot locks ("RIID")
+
+
+def text_keyer(text_config: str) -> hashlib._Hash:
+    """The hash state every text key of ``text_config`` starts from (copy, then update
+    with the text's UTF-8): sql/ and the migrations compute the same bytes."""
+    return hashlib.sha256(
+        b"riido-pg/text\0" + str(SPLITTER_VERSION).encode() + b"\0" + text_config.encode() + b"\0"
+    )
+
+
+def text_key(text: str, text_config: str) -> uuid.UUID:
+    """The key of ``text`` under ``text_config`` (the first 16 bytes of a sha256)."""
+    h = text_keyer(text_config)
+    h.update(text.encode("utf-8"))
+    return uuid.UUID(bytes=h.digest()[:16])
+
+
+@contextmanager
+def texts_shared(conn: Conn) -> Iterator[None]:
+    """Hold the texts lock shared for the block (a session lock: a load commits
+    several transactions under it); waits while a collection runs."""
+    conn.execute("SELECT pg_advisory_lock_shared(%s, %s)", _LOCK)
+    try:
+        yield
+    finally:
+        if not conn.closed and not conn.broken:
+            conn.execute("SELECT pg_advisory_unlock_shared(%s, %s)", _LOCK)
+
+
+def texts_shared_xact(conn: Conn) -> None:
+    """Hold the texts lock shared until the current transaction ends."""
+    conn.execute("SELECT pg_advisory_xact_lock_shared(%s, %s)", _LOCK)
+
+
+def collect_garbage(conn: Conn) -> bool:
+    """Remove the pending texts no document references, if no load is running (the
+    texts lock is free); False when it had to leave them for a later collection.
+    Must run outside a transaction."""
+    row = conn.execute("SELECT pg_try_advisory_lock(%s, %s)", _LOCK).fetchone()
+    if not (row and row[0]):
+        return False
+    try:
+        with conn.transaction():
+            conn.execute(sql_text("collect_texts"))
+    finally:
+        if not conn.closed and not conn.broken:
+            conn.execute("SELECT pg_advisory_unlock(%s, %s)", _LOCK)
+    return True
