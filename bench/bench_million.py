@@ -1,11 +1,17 @@
-"""A million tiny documents through ``load_snapshot``: time, peak RSS, bound parameters.
+"""A million documents through ``load_snapshot`` and ``riido-pg load``: time, peak
+RSS, bound parameters.
 
-Loads ``--count`` (default 1,000,000) documents of about 20 bytes
-(``corpus.tiny_documents``: ``readConfig(ctx) 42``-like) as one snapshot into a fresh
-database, with the phase timings of ``bench_load`` and:
+Loads ``--count`` (default 1,000,000) documents as one snapshot into a fresh
+database: real-size CoSQA functions with every text distinct
+(``--corpus cosqa-distinct``, the default, ≈320 bytes) or ``tiny`` ones of about 20
+bytes (``corpus.tiny_documents``: ``readConfig(ctx) 42``-like). The library run feeds
+``load_snapshot`` a generator (the documents never exist as a list), the CLI run
+loads a ``.jsonl`` file written beforehand (``python -m riido_pg load``, a child
+process), each with ``--jobs``. Reported:
 
-* peak RSS of this Python process (``ru_maxrss``, plus a 50 ms psutil sampler for the
-  load alone) and the RSS before and after generating the documents;
+* peak RSS of the loading process: for the library run a 50 ms psutil sampler around
+  the load (the process's RSS before it is shown too), for the CLI run the child's
+  ``ru_maxrss``;
 * the largest number of bind parameters any statement of the load sent: every
   ``execute``/``executemany`` of the connection goes through a counting cursor
   (an upper bound: the number of values passed; an array counts as one parameter,
@@ -21,6 +27,7 @@ Afterwards one ``bm25`` query checks the snapshot answers.
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import sys
@@ -118,30 +125,66 @@ def _pgss_max_params(dsn: str) -> int | None:
     return best
 
 
+def _cli_load(dsn: str, path: Path, jobs: int) -> dict[str, Any]:
+    import subprocess
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RIIDO_PG_")}
+    env["RIIDO_PG_DSN"] = dsn
+    t0 = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "riido_pg", "load", "million", str(path), "--jobs", str(jobs)],
+        capture_output=True,
+        env=env,
+        check=False,
+        text=True,
+    )
+    seconds = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"riido-pg load failed ({proc.returncode}): {proc.stderr.strip()}")
+    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
+    return {"seconds": seconds, "peak_rss_bytes": peak, "stdout": proc.stdout.strip()}
+
+
+def _documents(kind: str, count: int) -> Any:
+    """A generator: the documents are never all in memory."""
+    if kind == "tiny":
+        return corpus.tiny_documents(count)
+    if kind == "cosqa-distinct":
+        return corpus.iter_cosqa_distinct(count)
+    return iter(corpus.documents(kind, count))
+
+
 def main() -> None:
     p = base_parser(__doc__ or "")
     p.add_argument("--count", type=int, default=1_000_000)
+    p.add_argument("--corpus", default="cosqa-distinct", help="cosqa-distinct, cosqa or tiny")
+    p.add_argument("--jobs", type=int, default=2)
+    p.add_argument("--no-cli", action="store_true", help="skip the CLI run")
     args = p.parse_args()
     if args.quick:
         args.count = 20_000
+
+    import tempfile
 
     import psutil
 
     from riido_pg.ranking import rank_snapshot
     from riido_pg.storage import load_snapshot
 
-    rss0 = psutil.Process().memory_info().rss
-    t = time.perf_counter()
-    docs = list(corpus.tiny_documents(args.count))
-    gen_s = time.perf_counter() - t
-    rss_docs = psutil.Process().memory_info().rss
-    mean_bytes = sum(len(d.text) for d in docs) / len(docs)
     stats: dict[str, Any] = {
         "statements": 0,
         "copies": 0,
         "max_params": 0,
         "max_params_statement": "",
     }
+    size = {"bytes": 0, "n": 0}
+
+    def counted(docs: Any) -> Any:
+        for d in docs:
+            size["bytes"] += len(d.text.encode())
+            size["n"] += 1
+            yield d
+
     with bench_database(args.dsn, "million", keep=args.keep) as dsn:
         conn = connect(dsn)
         pgss_before = _pgss_max_params(dsn)
@@ -150,87 +193,120 @@ def main() -> None:
 
         def progress(phase: str, done: int, total: int) -> None:
             now = time.perf_counter()
-            if phase == "documents" and done == total:
+            if phase == "documents" and total and done == total:
                 marks["documents"] = now
-            elif phase == "index":
-                marks[f"index{done}"] = now
+            elif phase == "index" and done == 2:
+                marks["postings"] = now
 
         conn.execute("CHECKPOINT")
+        rss0 = psutil.Process().memory_info().rss
         with _Rss() as sampler:
             t0 = time.perf_counter()
-            result = load_snapshot(conn, "million", docs, progress=progress)
+            result = load_snapshot(
+                conn,
+                "million",
+                counted(_documents(args.corpus, args.count)),
+                progress=progress,
+                jobs=args.jobs,
+            )
             t_end = time.perf_counter()
-        assert result.action == "created" and result.documents == len(docs), result
+        assert result.action == "created" and result.documents == args.count, result
         seconds = t_end - t0
         r = rank_snapshot(conn, "million", "read config", limit=10)
         assert len(r.candidates) == 10
         info = conn.execute(
             "SELECT pg_total_relation_size('riido.documents'), "
-            "pg_total_relation_size('riido.postings'),"
+            "pg_total_relation_size('riido.texts'), pg_total_relation_size('riido.postings'),"
             " (SELECT count(*) FROM riido.postings), (SELECT max(df) FROM riido.postings)"
         ).fetchone()
         pgss_after = _pgss_max_params(dsn)
         conn.close()
-    peak_ru = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    cli: dict[str, Any] | None = None
+    if not args.no_cli:
+        with tempfile.TemporaryDirectory(prefix="riido-million-") as tmp:
+            path = Path(tmp) / "docs.jsonl"
+            with path.open("w", encoding="utf-8") as fh:
+                for d in _documents(args.corpus, args.count):
+                    fh.write(json.dumps({"id": d.id, "text": d.text}, ensure_ascii=False) + "\n")
+            file_bytes = path.stat().st_size
+            with bench_database(args.dsn, "million_cli", keep=args.keep) as dsn:
+                cli = _cli_load(dsn, path, args.jobs)
+            cli["file_bytes"] = file_bytes
+    mean_bytes = size["bytes"] / max(1, size["n"])
     phases = {
-        "stage": marks["documents"] - t0,
-        "insert": marks["index0"] - marks["documents"],
-        "finalize_raw": marks["index1"] - marks["index0"],
-        "finalize_ident": marks["index2"] - marks["index1"],
-        "count_commit": t_end - marks["index2"],
+        "documents": marks["documents"] - t0,
+        "postings": marks["postings"] - marks["documents"],
+        "rest": t_end - marks["postings"],
     }
     out = {
         "count": args.count,
+        "corpus": args.corpus,
+        "jobs": args.jobs,
         "mean_doc_bytes": mean_bytes,
-        "generate_s": gen_s,
         "seconds": seconds,
         "docs_per_s": args.count / seconds,
         "phases_s": phases,
-        "rss_start_bytes": rss0,
-        "rss_after_generate_bytes": rss_docs,
+        "rss_before_load_bytes": rss0,
         "rss_peak_during_load_bytes": sampler.peak,
-        "ru_maxrss_bytes": peak_ru,
+        "cli": cli,
         "statements": stats["statements"],
         "copies": stats["copies"],
         "max_bind_params": stats["max_params"],
         "max_bind_params_statement": stats["max_params_statement"],
         "pg_stat_statements_max_placeholder": pgss_after if pgss_before is not None else None,
         "documents_bytes": info[0],
-        "postings_bytes": info[1],
-        "postings_rows": info[2],
-        "max_df": info[3],
+        "texts_bytes": info[1],
+        "postings_bytes": info[2],
+        "postings_rows": info[3],
+        "max_df": info[4],
         "load_avg": os.getloadavg()[0],
     }
     mib = 2**20
-    print(f"\n### {args.count:,} tiny documents (≈{mean_bytes:.0f} bytes) via load_snapshot\n")
+    print(
+        f"\n### {args.count:,} {args.corpus} documents (≈{mean_bytes:.0f} bytes), "
+        f"--jobs {args.jobs}\n"
+    )
+    rows = [
+        [
+            "library (generator)",
+            round(seconds, 1),
+            round(args.count / seconds),
+            round(sampler.peak / mib),
+            round(rss0 / mib),
+            stats["statements"],
+            stats["copies"],
+            stats["max_params"],
+            "yes" if stats["max_params"] <= PG_MAX_PARAMS else "NO",
+        ]
+    ]
+    if cli is not None:
+        rows.append(
+            [
+                f"riido-pg load FILE ({cli['file_bytes'] / mib:,.0f} MiB of JSONL)",
+                round(cli["seconds"], 1),
+                round(args.count / cli["seconds"]),
+                round(cli["peak_rss_bytes"] / mib),
+                "–",
+                "–",
+                "–",
+                "–",
+                "–",
+            ]
+        )
     print(
         markdown_table(
             [
-                "docs",
+                "run",
                 "s",
                 "docs/s",
-                "peak RSS MiB (load)",
-                "RSS MiB after generating docs",
-                "ru_maxrss MiB",
+                "peak RSS MiB",
+                "RSS MiB before",
                 "statements",
                 "COPYs",
                 "max bind params",
                 f"≤ {PG_MAX_PARAMS:,}",
             ],
-            [
-                [
-                    args.count,
-                    round(seconds, 1),
-                    round(args.count / seconds),
-                    round(sampler.peak / mib),
-                    round(rss_docs / mib),
-                    round(peak_ru / mib),
-                    stats["statements"],
-                    stats["copies"],
-                    stats["max_params"],
-                    "yes" if stats["max_params"] <= PG_MAX_PARAMS else "NO",
-                ]
-            ],
+            rows,
         )
     )
     print("\nphases (s): " + ", ".join(f"{k} {v:.1f}" for k, v in phases.items()))
