@@ -109,13 +109,14 @@ class Document(Base):
             name="documents_snapshot_id_fkey",
             ondelete="CASCADE",
         ),
-        ForeignKeyConstraint(["text_key"], ["riido.texts.key"], name="documents_text_key_fkey"),
         Index("documents_text_key_idx", "text_key"),
     )
 
     snapshot_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
     doc_ord: Mapped[int] = mapped_column(Integer, primary_key=True)
     doc_id: Mapped[str] = mapped_column(C_TEXT, nullable=False)
+    #: riido.texts.key; no foreign key (see migration 0006): the texts lock protocol
+    #: keeps every key a document holds stored
     text_key: Mapped[str] = mapped_column(UUID, nullable=False)
 
 

@@ -87,6 +87,16 @@ MAX_WORD_BYTES = 2047
 #: Documents per chunk: what the client holds per chunk in flight.
 CHUNK = 2_000
 _COLUMNS = (("raw", "tsv_raw", "len_raw"), ("ident", "tsv_ident", "len_ident"))
+#: work_mem of the statement building a column's postings (its hash aggregate holds
+#: every lexeme's arrays; under the 4 MB default it spills to disk, and at a million
+#: documents the spills cost more than the aggregate); ``RIIDO_PG_LOAD_WORK_MEM``.
+POSTINGS_WORK_MEM = "256MB"
+
+
+def _postings_work_mem(conn: Conn) -> None:
+    """Raise work_mem for the rest of the current transaction (a load's)."""
+    value = os.environ.get("RIIDO_PG_LOAD_WORK_MEM", POSTINGS_WORK_MEM)
+    conn.execute("SELECT set_config('work_mem', %s, true)", (value,))
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,7 +375,8 @@ def _stage(
             progress("documents", done, 0)
     if workers is not None:
         workers.finish()
-    row = conn.execute(sql_text("content_digest")).fetchone()
+    with conn.transaction(), load_timeout(conn):  # a sort of every id: a load's bound
+        row = conn.execute(sql_text("content_digest")).fetchone()
     assert row is not None
     digest, count, duplicate = str(row[0]), int(row[1]), row[2]
     if duplicate is not None:
@@ -394,6 +405,7 @@ def _finalize(
         for col, tsv, length in _COLUMNS
     ]
     if not extra:
+        _postings_work_mem(conn)
         for i, (stmt, params) in enumerate(stmts, start=1):
             conn.execute(stmt, params)
             if progress:
@@ -404,6 +416,7 @@ def _finalize(
     def run(c: Conn, stmt: sql.Composed, params: dict[str, object]) -> None:
         try:
             with c.transaction(), load_timeout(c):
+                _postings_work_mem(c)
                 c.execute(stmt, params)
         except BaseException as exc:
             errors.append(exc)
