@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import sys
 import threading
 import time
@@ -125,24 +124,31 @@ def _pgss_max_params(dsn: str) -> int | None:
     return best
 
 
-def _cli_load(dsn: str, path: Path, jobs: int) -> dict[str, Any]:
+def _cli_load(dsn: str, source: list[str], jobs: int) -> dict[str, Any]:
+    """``riido-pg load million SOURCE... --jobs N`` as a child process."""
     import subprocess
+    import tempfile
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("RIIDO_PG_")}
     env["RIIDO_PG_DSN"] = dsn
     t0 = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "riido_pg", "load", "million", str(path), "--jobs", str(jobs)],
-        capture_output=True,
-        env=env,
-        check=False,
-        text=True,
-    )
-    seconds = time.perf_counter() - t0
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "riido_pg", "load", "million", *source, "--jobs", str(jobs)],
+            stdout=out,
+            stderr=err,
+            env=env,
+        )
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak RSS
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        seconds = time.perf_counter() - t0
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read().decode(), err.read().decode()
     if proc.returncode != 0:
-        raise RuntimeError(f"riido-pg load failed ({proc.returncode}): {proc.stderr.strip()}")
-    peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024
-    return {"seconds": seconds, "peak_rss_bytes": peak, "stdout": proc.stdout.strip()}
+        raise RuntimeError(f"riido-pg load failed ({proc.returncode}): {stderr.strip()}")
+    peak = usage.ru_maxrss * 1024
+    return {"seconds": seconds, "peak_rss_bytes": peak, "stdout": stdout.strip()}
 
 
 def _documents(kind: str, count: int) -> Any:
@@ -159,7 +165,12 @@ def main() -> None:
     p.add_argument("--count", type=int, default=1_000_000)
     p.add_argument("--corpus", default="cosqa-distinct", help="cosqa-distinct, cosqa or tiny")
     p.add_argument("--jobs", type=int, default=2)
-    p.add_argument("--no-cli", action="store_true", help="skip the CLI run")
+    p.add_argument("--no-cli", action="store_true", help="skip the CLI runs")
+    p.add_argument(
+        "--from-table",
+        action="store_true",
+        help="also load the same rows from a table (load --from-table) in a third database",
+    )
     args = p.parse_args()
     if args.quick:
         args.count = 20_000
@@ -230,8 +241,34 @@ def main() -> None:
                     fh.write(json.dumps({"id": d.id, "text": d.text}, ensure_ascii=False) + "\n")
             file_bytes = path.stat().st_size
             with bench_database(args.dsn, "million_cli", keep=args.keep) as dsn:
-                cli = _cli_load(dsn, path, args.jobs)
+                cli = _cli_load(dsn, [str(path)], args.jobs)
             cli["file_bytes"] = file_bytes
+            if args.from_table:
+                with bench_database(args.dsn, "million_table", keep=args.keep) as dsn:
+                    import psycopg
+
+                    with psycopg.connect(dsn, autocommit=True) as c:
+                        c.execute("CREATE TABLE public.functions (id text, body text)")
+                        with (
+                            c.cursor().copy("COPY public.functions FROM STDIN") as cp,
+                            path.open(encoding="utf-8") as fh,
+                        ):
+                            for line in fh:
+                                o = json.loads(line)
+                                cp.write_row((o["id"], o["text"]))
+                    table = _cli_load(
+                        dsn,
+                        [
+                            "--from-table",
+                            "public.functions",
+                            "--id-column",
+                            "id",
+                            "--text-column",
+                            "body",
+                        ],
+                        args.jobs,
+                    )
+                cli["from_table"] = table
     mean_bytes = size["bytes"] / max(1, size["n"])
     phases = {
         "documents": marks["documents"] - t0,
@@ -279,6 +316,21 @@ def main() -> None:
             "yes" if stats["max_params"] <= PG_MAX_PARAMS else "NO",
         ]
     ]
+    if cli is not None and "from_table" in cli:
+        t = cli["from_table"]
+        rows.append(
+            [
+                "riido-pg load --from-table",
+                round(t["seconds"], 1),
+                round(args.count / t["seconds"]),
+                round(t["peak_rss_bytes"] / mib),
+                "–",
+                "–",
+                "–",
+                "–",
+                "–",
+            ]
+        )
     if cli is not None:
         rows.append(
             [

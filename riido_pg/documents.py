@@ -121,17 +121,26 @@ class DocumentStream(Iterable[Document]):
     ``where`` names the input in messages; ``checked`` says every item already came
     through :func:`check_document`. Uniqueness of ids and "at least one document" are
     checked by the load that consumes the stream, in the database. Iterating a second
-    time reads the input again.
+    time reads the input again. ``skip_unindexable``, if set, is told
+    ``(doc_id, reason)`` of each document PostgreSQL cannot index, which the load then
+    leaves out instead of failing (a source tree's functions: the caller has what it
+    has).
     """
 
-    __slots__ = ("_make", "checked", "where")
+    __slots__ = ("_make", "checked", "skip_unindexable", "where")
 
     def __init__(
-        self, make: Callable[[], Iterator[Document]], *, where: str, checked: bool = True
+        self,
+        make: Callable[[], Iterator[Document]],
+        *,
+        where: str,
+        checked: bool = True,
+        skip_unindexable: Callable[[str, str], None] | None = None,
     ) -> None:
         self._make = make
         self.where = where
         self.checked = checked
+        self.skip_unindexable = skip_unindexable
 
     def __iter__(self) -> Iterator[Document]:
         return self._make()

@@ -26,6 +26,9 @@ WITH stored AS (
         OFFSET 0  -- a fence: without it the planner inlines the subquery and computes
                   -- each to_tsvector twice (for the column and for its length)
     ) AS t
+    -- key order: two loads storing the same new texts wait for each other in one
+    -- order, so they never deadlock
+    ORDER BY i.key
     ON CONFLICT (key) DO NOTHING
     RETURNING key
 )

@@ -80,4 +80,10 @@ def tree_documents(
         if not n:
             raise InvalidInput(f"{root}: no functions in a supported language: {counts.describe()}")
 
-    return DocumentStream(functions, where=str(root))
+    def unindexed(doc_id: str, reason: str) -> None:
+        counts.skipped_unindexable += 1
+        counts.problem(
+            doc_id.rsplit(":", 2)[0], f"{doc_id}: {reason}, which PostgreSQL cannot index"
+        )
+
+    return DocumentStream(functions, where=str(root), skip_unindexable=unindexed)

@@ -149,13 +149,40 @@ def _stored_keys(conn: Conn, keys: list[uuid.UUID]) -> set[uuid.UUID]:
     return {r[0] for r in rows}
 
 
+class _Skips:
+    """Documents PostgreSQL cannot index, left out instead of failing the load (a
+    source tree's: the caller has what it has) when ``report`` is given."""
+
+    def __init__(self, report: Callable[[str, str], None] | None) -> None:
+        self.report = report
+        self.keys: set[uuid.UUID] = set()
+        self.lock = threading.Lock()
+
+    def add(self, doc_id: str, key: uuid.UUID, reason: str) -> None:
+        with self.lock:
+            self.keys.add(key)
+            if self.report is not None:
+                self.report(doc_id, reason)
+
+
+class _Retry(Exception):
+    """Roll the chunk's insert back: some of its texts cannot be indexed."""
+
+
 def _index_texts(
-    conn: Conn, texts: dict[uuid.UUID, tuple[str, str]], cfg: str, token: uuid.UUID | None
+    conn: Conn,
+    texts: dict[uuid.UUID, tuple[str, str]],
+    cfg: str,
+    token: uuid.UUID | None,
+    skips: _Skips,
 ) -> None:
     """Store ``texts`` (key -> (doc_id, body)) with both tsvectors; InvalidInput names a
     document PostgreSQL cannot index (a tsvector over 1 MB, a word of 2,047 bytes or
-    more). Inside a transaction of its own when ``token`` is set (a worker)."""
+    more) unless ``skips`` leaves such documents out. Inside a transaction of its own
+    when ``token`` is set (a worker). Rows go in key order, so two workers storing the
+    same new texts wait for each other in one order and never deadlock."""
     notices: list[str] = []
+    detail = ""
 
     def on_notice(diag: psycopg.errors.Diagnostic) -> None:
         if diag.message_primary:
@@ -170,50 +197,74 @@ def _index_texts(
             )
             conn.execute("TRUNCATE riido_texts_in")
             with conn.cursor().copy("COPY riido_texts_in (key, body, ident) FROM STDIN") as cp:
-                for key, (_, body) in texts.items():
+                for key in sorted(texts):
+                    body = texts[key][1]
                     cp.write_row((key, body, split_identifiers(body)))
-            try:
-                with conn.transaction():  # savepoint: keeps the input for diagnosis
-                    conn.execute(sql_text("insert_texts"), {"text_config": cfg, "token": token})
-            except psycopg.errors.ProgramLimitExceeded as exc:
-                culprit = _oversized(conn, texts, cfg)
-                raise InvalidInput(
-                    f"document {culprit!r} is too large to index "
-                    f"(PostgreSQL: {exc.diag.message_primary})"
-                ) from exc
-            if any("too long to be indexed" in n for n in notices):
-                culprit = _long_word(conn, texts, cfg)
-                raise InvalidInput(
-                    f"document {culprit!r} has a word of {MAX_WORD_BYTES} bytes or more, "
-                    "which PostgreSQL cannot index"
-                )
+            for _ in range(3):  # a retry can only find what the first pass hid
+                notices.clear()
+                bad: dict[uuid.UUID, str] = {}
+                try:
+                    with conn.transaction():  # savepoint: keeps the input for diagnosis
+                        conn.execute(sql_text("insert_texts"), {"text_config": cfg, "token": token})
+                        if any("too long to be indexed" in n for n in notices):
+                            bad = dict.fromkeys(_long_words(conn, cfg), "long word")
+                            raise _Retry
+                except psycopg.errors.ProgramLimitExceeded as exc:
+                    bad = dict.fromkeys(_oversized(conn, texts, cfg), "too large")
+                    detail = exc.diag.message_primary or ""
+                except _Retry:
+                    pass
+                if not bad:
+                    return
+                if skips.report is None:
+                    culprit = min(texts[k][0] for k in bad)
+                    if next(iter(bad.values())) == "too large":
+                        raise InvalidInput(
+                            f"document {culprit!r} is too large to index (PostgreSQL: {detail})"
+                        )
+                    raise InvalidInput(
+                        f"document {culprit!r} has a word of {MAX_WORD_BYTES} bytes or more, "
+                        "which PostgreSQL cannot index"
+                    )
+                for key, why in bad.items():
+                    reason = (
+                        "its tsvector is over PostgreSQL's 1 MB"
+                        if why == "too large"
+                        else f"a word of {MAX_WORD_BYTES} bytes or more"
+                    )
+                    skips.add(texts[key][0], key, reason)
+                conn.execute("DELETE FROM riido_texts_in WHERE key = ANY(%s)", (list(bad),))
+            raise InvalidInput("a chunk of documents could not be indexed after three tries")
     finally:
         conn.remove_notice_handler(on_notice)
 
 
-def _long_word(conn: Conn, texts: dict[uuid.UUID, tuple[str, str]], cfg: str) -> str:
-    row = conn.execute(
+def _long_words(conn: Conn, cfg: str) -> list[uuid.UUID]:
+    """Keys of the staged texts holding a token PostgreSQL drops as too long."""
+    rows = conn.execute(
         "SELECT i.key FROM riido_texts_in AS i "
         "WHERE EXISTS (SELECT 1 FROM ts_parse("
         "  (SELECT cfgparser FROM pg_ts_config WHERE oid = %(cfg)s::regconfig), i.body || ' ' "
-        "  || i.ident) AS t WHERE octet_length(t.token) >= %(max)s) LIMIT 1",
+        "  || i.ident) AS t WHERE octet_length(t.token) >= %(max)s)",
         {"cfg": cfg, "max": MAX_WORD_BYTES},
-    ).fetchone()
-    return texts[row[0]][0] if row else "?"
+    ).fetchall()
+    return [r[0] for r in rows]
 
 
-def _oversized(conn: Conn, texts: dict[uuid.UUID, tuple[str, str]], cfg: str) -> str:
+def _oversized(conn: Conn, texts: dict[uuid.UUID, tuple[str, str]], cfg: str) -> list[uuid.UUID]:
+    """Keys of the staged texts whose tsvector exceeds PostgreSQL's 1 MB."""
     probe = (
         "SELECT length(to_tsvector(%(cfg)s::regconfig, body)) "
         "+ length(to_tsvector(%(cfg)s::regconfig, ident)) FROM riido_texts_in WHERE key = %(k)s"
     )
-    for key, (doc_id, _) in sorted(texts.items(), key=lambda kv: kv[1][0]):
+    found = []
+    for key in sorted(texts, key=lambda k: texts[k][0]):
         try:
             with conn.transaction():
                 conn.execute(probe, {"cfg": cfg, "k": key})
         except psycopg.errors.ProgramLimitExceeded:
-            return doc_id
-    return "?"
+            found.append(key)
+    return found
 
 
 # --- workers ---------------------------------------------------------------------
@@ -222,10 +273,11 @@ def _oversized(conn: Conn, texts: dict[uuid.UUID, tuple[str, str]], cfg: str) ->
 class _Workers:
     """Worker connections indexing texts while the client reads (``jobs`` > 1)."""
 
-    def __init__(self, conns: list[Conn], cfg: str, token: uuid.UUID) -> None:
+    def __init__(self, conns: list[Conn], cfg: str, token: uuid.UUID, skips: _Skips) -> None:
         self.conns = conns
         self.cfg = cfg
         self.token = token
+        self.skips = skips
         self.queue: queue.Queue[dict[uuid.UUID, tuple[str, str]] | None] = queue.Queue(
             maxsize=2 * len(conns)
         )
@@ -243,7 +295,7 @@ class _Workers:
             while (texts := self.queue.get()) is not None:
                 if self.failed.is_set():
                     continue
-                _index_texts(conn, texts, self.cfg, self.token)
+                _index_texts(conn, texts, self.cfg, self.token, self.skips)
         except BaseException as exc:  # reported by the reading thread
             self.errors.append(exc)
             self.failed.set()
@@ -350,6 +402,7 @@ def _stage(
     where: str,
     checked: bool,
     workers: _Workers | None,
+    skips: _Skips,
     progress: Progress | None,
 ) -> _Staged:
     """Read ``docs`` into the staging table riido_stage; their texts not yet stored are
@@ -366,7 +419,7 @@ def _stage(
             if workers is not None:
                 workers.put(new)
             else:
-                _index_texts(conn, new, cfg, None)
+                _index_texts(conn, new, cfg, None, skips)
         with conn.cursor().copy("COPY riido_stage (doc_id, key) FROM STDIN") as cp:
             for pair in chunk.pairs:
                 cp.write_row(pair)
@@ -375,6 +428,8 @@ def _stage(
             progress("documents", done, 0)
     if workers is not None:
         workers.finish()
+    if skips.keys:  # left out (a source tree's documents PostgreSQL cannot index)
+        conn.execute("DELETE FROM riido_stage WHERE key = ANY(%s)", (list(skips.keys),))
     with conn.transaction(), load_timeout(conn):  # a sort of every id: a load's bound
         row = conn.execute(sql_text("content_digest")).fetchone()
     assert row is not None
@@ -464,9 +519,16 @@ def write_documents(
     over 1 MB, a word of 2,047 bytes or more), a duplicate id, or no documents.
     """
     texts_shared_xact(conn)
-    where, checked = _label(docs, snapshot_id)
+    where, checked, skip = _label(docs, snapshot_id)
     staged = _stage(
-        conn, docs, text_config, where=where, checked=checked, workers=None, progress=progress
+        conn,
+        docs,
+        text_config,
+        where=where,
+        checked=checked,
+        workers=None,
+        skips=_Skips(skip),
+        progress=progress,
     )
     conn.execute(sql_text("insert_documents"), {"snapshot_id": snapshot_id})
     _finalize(conn, snapshot_id, progress)
@@ -474,10 +536,15 @@ def write_documents(
     return staged.documents
 
 
-def _label(docs: Iterable[Document], snapshot_id: str) -> tuple[str, bool]:
+def _label(
+    docs: Iterable[Document], snapshot_id: str
+) -> tuple[str, bool, Callable[[str, str], None] | None]:
+    """Where the documents come from (for messages), whether they are checked, and
+    who hears of a document left out because PostgreSQL cannot index it (None: such a
+    document fails the load)."""
     if isinstance(docs, DocumentStream):
-        return docs.where, docs.checked
-    return f"snapshot {snapshot_id!r}", isinstance(docs, DocumentSet)
+        return docs.where, docs.checked, docs.skip_unindexable
+    return f"snapshot {snapshot_id!r}", isinstance(docs, DocumentSet), None
 
 
 def _refresh_statistics(conn: Conn, added: int, progress: Progress | None) -> None:
@@ -545,11 +612,13 @@ def write_snapshot(
     same transaction before the lock is released (then ``jobs`` is 1: the parallel
     path commits on its way)."""
     text_config = check_text_config(conn, text_config)
-    where, checked = _label(documents, snapshot_id)
+    where, checked, skip = _label(documents, snapshot_id)
     in_transaction = conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
     if in_transaction:
         jobs = 1
-    req = _Request(snapshot_id, documents, text_config, where, checked, replace, progress)
+    req = _Request(
+        snapshot_id, documents, text_config, where, checked, replace, progress, _Skips(skip)
+    )
     try:
         with texts_shared(conn):
             return _load_one(conn, req) if jobs == 1 else _load_parallel(conn, req, jobs)
@@ -637,6 +706,7 @@ class _Request:
     checked: bool
     replace: bool
     progress: Progress | None
+    skips: _Skips
 
 
 def _load_one(conn: Conn, req: _Request) -> LoadResult:
@@ -648,7 +718,14 @@ def _load_one(conn: Conn, req: _Request) -> LoadResult:
     try:
         with conn.transaction() as tx, load_timeout(conn):
             staged = _stage(
-                conn, docs, cfg, where=where, checked=checked, workers=None, progress=progress
+                conn,
+                docs,
+                cfg,
+                where=where,
+                checked=checked,
+                workers=None,
+                skips=req.skips,
+                progress=progress,
             )
             if not marked and _existing_ready(conn, snapshot_id, staged.digest, replace):
                 unchanged = True
@@ -679,10 +756,17 @@ def _load_parallel(conn: Conn, req: _Request, jobs: int) -> LoadResult:
     target = snapshot_id if marked else shadow_id(snapshot_id)
     with ExitStack() as stack:
         conns = stack.enter_context(_connections(conn, jobs))
-        workers = _Workers(conns, cfg, token)
+        workers = _Workers(conns, cfg, token, req.skips)
         try:
             staged = _stage(
-                conn, docs, cfg, where=where, checked=checked, workers=workers, progress=progress
+                conn,
+                docs,
+                cfg,
+                where=where,
+                checked=checked,
+                workers=workers,
+                skips=req.skips,
+                progress=progress,
             )
         except BaseException:
             workers.abort()
