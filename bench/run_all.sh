@@ -1,6 +1,6 @@
 #!/bin/sh
 # Run every benchmark (full sizes) one after another; markdown to bench/out/<name>.md,
-# JSON to bench/out/<name>.json. About 30 minutes on a 2-core machine.
+# JSON to bench/out/<name>.json. About 45 minutes on a 2-core machine.
 # Usage: bench/run_all.sh [--dsn URL]      (extra arguments go to every script)
 set -e
 cd "$(dirname "$0")/.."
@@ -11,6 +11,7 @@ run() {
     python "bench/$name.py" "$@" > "bench/out/$name.md"
 }
 run bench_load "$@"
+run bench_reuse "$@"
 run bench_query "$@"
 run bench_hints "$@"
 run bench_concurrency "$@"
