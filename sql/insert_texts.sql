@@ -1,8 +1,9 @@
 -- insert_texts.sql: store the texts of a load that no snapshot holds yet.
 --
--- The loader COPYs (key, body, ident) into the temporary table riido_texts_in: key is
--- riido_pg.storage.texts.text_key of the body, ident the identifier-split body
--- (riido_pg.splitting). Both tsvectors use the load's text search configuration;
+-- The loader COPYs (key, doc_id, body, ident) into the temporary table
+-- riido_texts_in: key is riido_pg.storage.texts.text_key of the body, doc_id one
+-- document holding it (for messages), ident the identifier-split body
+-- (riido_pg.splitting); a key may come twice (one connection stages a whole load). Both tsvectors use the load's text search configuration;
 -- len_* is the document length dl of README "Ranking": the number of lexeme
 -- occurrences, i.e. the number of positions the tsvector keeps. A text another load
 -- stored meanwhile is kept as it is (same key, same text, same tsvectors). The keys
@@ -19,7 +20,7 @@ WITH stored AS (
            t.ident,
            (SELECT coalesce(sum(cardinality(u.positions)), 0) FROM unnest(t.raw) AS u)::int,
            (SELECT coalesce(sum(cardinality(u.positions)), 0) FROM unnest(t.ident) AS u)::int
-    FROM riido_texts_in AS i
+    FROM (SELECT DISTINCT ON (key) * FROM riido_texts_in ORDER BY key) AS i
     CROSS JOIN LATERAL (
         SELECT to_tsvector(%(text_config)s::regconfig, i.body) AS raw,
                to_tsvector(%(text_config)s::regconfig, i.ident) AS ident

@@ -103,7 +103,8 @@ def test_unindexable_functions_are_left_out_of_a_tree_load(cli: Any, tmp_path: P
     from riido_pg.extract.documents import unindexable
     from riido_pg.storage.loading import MAX_WORD_BYTES
 
-    assert unindexable("x" * MAX_WORD_BYTES) and not unindexable("x " * MAX_WORD_BYTES)
+    assert unindexable("x" * (MAX_WORD_BYTES + 1)) and not unindexable("x" * MAX_WORD_BYTES)
+    assert not unindexable("x " * MAX_WORD_BYTES)
     assert unindexable("é" * (MAX_WORD_BYTES // 2 + 1))  # bytes, not characters
     (tmp_path / "gen.py").write_text(
         "def table():\n    return '" + "ab" * 2000 + "'\n\n\ndef ok():\n    return 1\n"

@@ -30,33 +30,38 @@ STOPS = {
 }
 
 
-def _blocked(db: Database) -> int:
-    """riido-pg backends waiting for a lock, with the statement they wait in."""
+def _blocked(db: Database) -> set[tuple[int, object]]:
+    """riido-pg backends waiting for a lock: (pid, start of the statement waiting)."""
     with db.connect() as conn:
-        row = conn.execute(
-            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
-            "AND application_name = 'riido-pg' AND wait_event_type = 'Lock' "
-            "AND query NOT LIKE 'DELETE FROM riido.snapshots%%'"
-        ).fetchone()
-    return int(row[0]) if row else 0
+        rows = conn.execute(
+            "SELECT pid, query_start FROM pg_stat_activity WHERE datname = current_database() "
+            "AND application_name = 'riido-pg' AND wait_event_type = 'Lock'"
+        ).fetchall()
+    return {(int(r[0]), r[1]) for r in rows}
+
+
+_caught: set[tuple[int, object]] = set()
 
 
 def wait_blocked(db: Database) -> None:
     """Until a riido-pg backend waits for the lock in the middle of its work."""
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        if _blocked(db):
+        if found := _blocked(db):
+            _caught.clear()
+            _caught.update(found)
             return
         time.sleep(0.05)
     raise AssertionError("the command never reached the locked table")
 
 
 def interrupt(db: Database, send: Callable[[], None], release: threading.Event) -> None:
-    """Interrupt the blocked command; once its statement is cancelled, let its clean-up
-    (which may need the locked table, e.g. to remove a 'loading' row) go through."""
+    """Interrupt the blocked command; once the statement it was caught in is cancelled,
+    let its clean-up (which may need the locked table, e.g. to remove a 'loading' row
+    and its content) go through."""
     send()
     deadline = time.monotonic() + 30
-    while _blocked(db) and time.monotonic() < deadline:
+    while _caught & _blocked(db) and time.monotonic() < deadline:
         time.sleep(0.05)
     release.set()
 

@@ -4,7 +4,7 @@
   share of dl, is capped at 255;
 * positions past 16,383 are all stored as 16,383, so repeats of a lexeme past that
   point count once;
-* a tsvector over 1 MB, or a word of 2,047 bytes or more: the document is rejected,
+* a tsvector over 1 MB, or a word of more than 2,047 bytes: the document is rejected,
   by id, and nothing is stored.
 """
 
@@ -64,7 +64,10 @@ def _words(count: int) -> str:
     ("bad", "message"),
     [
         (Document("big", _words(150_000)), "document 'big' is too large to index"),
-        (Document("long", "ok " + "x" * 3000), "document 'long' has a word of 2047 bytes or more"),
+        (
+            Document("long", "ok " + "x" * 3000),
+            "document 'long' has a word of more than 2047 bytes",
+        ),
     ],
 )
 def test_unindexable_document_is_rejected_by_id_and_nothing_is_kept(
@@ -79,9 +82,9 @@ def test_unindexable_document_is_rejected_by_id_and_nothing_is_kept(
     assert load_snapshot(conn, f"bad-{bad.id}", [docs[0], docs[2]]).action == "created"
 
 
-def test_word_of_2046_bytes_is_indexed(conn: Any) -> None:
-    load_snapshot(conn, "w2046", [Document("d", "x" * 2046), Document("e", "y")])
-    assert _ids_scores(conn, "w2046", "x" * 2046)[0][0] == "d"
+def test_word_of_2047_bytes_is_indexed(conn: Any) -> None:
+    load_snapshot(conn, "w2047", [Document("d", "x" * 2047), Document("e", "y")])
+    assert _ids_scores(conn, "w2047", "x" * 2047)[0][0] == "d"
 
 
 def test_document_over_byte_limit_is_rejected_before_the_database(cli: Any, db: Any) -> None:
@@ -103,4 +106,4 @@ def test_hints_with_unindexable_document_exits_2(cli: Any) -> None:
     }
     result = cli(["hints", "--identifier-hints"], input=json.dumps(req))
     assert result.code == 2
-    assert result.stderr.startswith("error: document 'w' has a word of 2047 bytes or more")
+    assert result.stderr.startswith("error: document 'w' has a word of more than 2047 bytes")

@@ -91,6 +91,7 @@ PHASES = {
     "functions": "extracting functions",
     "rows": "reading rows",
     "documents": "reading documents, computing new tsvectors",
+    "tsvectors": "computing new tsvectors",
     "embeddings": "embedding documents",
     "index": "building postings",
     "statistics": "updating planner statistics",

@@ -5,7 +5,7 @@ the metadata stays with ``riido-pg extract``'s JSON Lines), checked like any oth
 input. A tree with no function in a supported language is an error that says what
 was found.
 
-A function PostgreSQL cannot index — one with a run of 2,047 bytes or more without
+A function PostgreSQL cannot index — one with a run of more than 2,047 bytes without
 whitespace, which can hold a word the text search parser would drop with an error
 (generated tables, minified code, embedded data) — is left out of the load, counted
 and listed in the stats, rather than failing the whole tree as such a document in a
@@ -25,14 +25,15 @@ from riido_pg.extract.stats import ExtractStats
 
 __all__ = ["tree_documents", "unindexable"]
 
-#: PostgreSQL's longest indexable word is 2,046 bytes (riido_pg.storage.loading).
+#: PostgreSQL's longest indexable word is 2,047 bytes (riido_pg.storage.loading).
 _MAX_WORD_BYTES = 2047
 _LONG_RUN = re.compile(rf"\S{{{_MAX_WORD_BYTES // 4},}}")  # UTF-8: 4 bytes a char at most
 
 
 def unindexable(text: str) -> bool:
-    """Whether ``text`` has a whitespace-free run of 2,047 UTF-8 bytes or more."""
-    return any(len(m.group().encode("utf-8")) >= _MAX_WORD_BYTES for m in _LONG_RUN.finditer(text))
+    """Whether ``text`` has a whitespace-free run of more than 2,047 UTF-8 bytes (a
+    cheap first look; the load leaves out what PostgreSQL's parser finds besides)."""
+    return any(len(m.group().encode("utf-8")) > _MAX_WORD_BYTES for m in _LONG_RUN.finditer(text))
 
 
 def tree_documents(

@@ -50,7 +50,7 @@ class ExtractStats:
     #: Functions dropped because their id would exceed the loader's id limit.
     skipped_long_ids: int = 0
     #: Functions left out of a load because PostgreSQL could not index them (a word
-    #: of 2,047 bytes or more, as in generated or minified code); ``load DIR`` only.
+    #: over 2,047 bytes, as in generated or minified code); ``load DIR`` only.
     skipped_unindexable: int = 0
     #: (relative path, reason) for each binary, too large, unreadable or
     #: undecodable file, unreadable directory, bad ignore pattern and long id.

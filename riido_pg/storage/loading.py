@@ -78,11 +78,14 @@ __all__ = [
 
 #: ``progress(phase, done, total)``, called when a phase starts and as it advances; a
 #: total of 0 means the phase's size is not known. Load phases, in order: "documents"
-#: (reading the input and indexing its new texts, counted), "index" (the postings of
-#: each column, 0..2), "statistics" (planner statistics, when a load changed a lot).
+#: (reading the input, counted; with workers, indexing its new texts meanwhile),
+#: "tsvectors" (one connection: storing the new texts, one statement), "index" (the
+#: postings of each column, 0..2), "statistics" (planner statistics, when a load
+#: changed a lot).
 Progress = Callable[[str, int, int], None]
 
-#: PostgreSQL ignores words of this many bytes or more (MAXSTRLEN) with a notice.
+#: The longest word PostgreSQL indexes, in UTF-8 bytes: it drops longer ones with a
+#: notice ("word is too long to be indexed").
 MAX_WORD_BYTES = 2047
 #: Documents per chunk: what the client holds per chunk in flight.
 CHUNK = 2_000
@@ -169,18 +172,40 @@ class _Retry(Exception):
     """Roll the chunk's insert back: some of its texts cannot be indexed."""
 
 
+def _send_texts(conn: Conn, texts: dict[uuid.UUID, tuple[str, str]], *, fresh: bool) -> None:
+    """COPY ``texts`` (key -> (doc_id, body)) with their split form into the session's
+    riido_texts_in (emptied first when ``fresh``), in key order."""
+    conn.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS riido_texts_in "
+        '(key uuid, doc_id text COLLATE "C", body text, ident text) ON COMMIT DELETE ROWS'
+    )
+    if fresh:
+        conn.execute("TRUNCATE riido_texts_in")
+    with conn.cursor().copy("COPY riido_texts_in (key, doc_id, body, ident) FROM STDIN") as cp:
+        for key in sorted(texts):
+            doc_id, body = texts[key]
+            cp.write_row((key, doc_id, body, split_identifiers(body)))
+
+
 def _index_texts(
     conn: Conn,
     texts: dict[uuid.UUID, tuple[str, str]],
     cfg: str,
-    token: uuid.UUID | None,
+    token: uuid.UUID,
     skips: _Skips,
 ) -> None:
-    """Store ``texts`` (key -> (doc_id, body)) with both tsvectors; InvalidInput names a
-    document PostgreSQL cannot index (a tsvector over 1 MB, a word of 2,047 bytes or
-    more) unless ``skips`` leaves such documents out. Inside a transaction of its own
-    when ``token`` is set (a worker). Rows go in key order, so two workers storing the
-    same new texts wait for each other in one order and never deadlock."""
+    """A worker: store one chunk's new texts in a transaction of its own."""
+    with conn.transaction():
+        _send_texts(conn, texts, fresh=True)
+        _store_texts(conn, cfg, token, skips)
+
+
+def _store_texts(conn: Conn, cfg: str, token: uuid.UUID | None, skips: _Skips) -> None:
+    """Store the texts in riido_texts_in with both tsvectors, in key order (so loads
+    storing the same new texts wait for each other in one order and never deadlock),
+    inside the caller's transaction. InvalidInput names a document PostgreSQL cannot
+    index (a tsvector over 1 MB, a word over 2,047 bytes) unless ``skips`` leaves
+    such documents out."""
     notices: list[str] = []
     detail = ""
 
@@ -190,80 +215,80 @@ def _index_texts(
 
     conn.add_notice_handler(on_notice)
     try:
-        with conn.transaction():
-            conn.execute(
-                "CREATE TEMP TABLE IF NOT EXISTS riido_texts_in "
-                "(key uuid, body text, ident text) ON COMMIT DELETE ROWS"
-            )
-            conn.execute("TRUNCATE riido_texts_in")
-            with conn.cursor().copy("COPY riido_texts_in (key, body, ident) FROM STDIN") as cp:
-                for key in sorted(texts):
-                    body = texts[key][1]
-                    cp.write_row((key, body, split_identifiers(body)))
-            for _ in range(3):  # a retry can only find what the first pass hid
-                notices.clear()
-                bad: dict[uuid.UUID, str] = {}
-                try:
-                    with conn.transaction():  # savepoint: keeps the input for diagnosis
-                        conn.execute(sql_text("insert_texts"), {"text_config": cfg, "token": token})
-                        if any("too long to be indexed" in n for n in notices):
-                            bad = dict.fromkeys(_long_words(conn, cfg), "long word")
-                            raise _Retry
-                except psycopg.errors.ProgramLimitExceeded as exc:
-                    bad = dict.fromkeys(_oversized(conn, texts, cfg), "too large")
-                    detail = exc.diag.message_primary or ""
-                except _Retry:
-                    pass
-                if not bad:
-                    return
-                if skips.report is None:
-                    culprit = min(texts[k][0] for k in bad)
-                    if next(iter(bad.values())) == "too large":
-                        raise InvalidInput(
-                            f"document {culprit!r} is too large to index (PostgreSQL: {detail})"
-                        )
+        for _ in range(3):  # a retry can only find what the first pass hid
+            notices.clear()
+            bad: dict[uuid.UUID, tuple[str, str]] = {}  # key -> (doc_id, why)
+            try:
+                with conn.transaction():  # savepoint: keeps the input for diagnosis
+                    conn.execute(sql_text("insert_texts"), {"text_config": cfg, "token": token})
+                    if any("too long to be indexed" in n for n in notices):
+                        bad = {k: (d, "long word") for k, d in _long_words(conn, cfg)}
+                        raise _Retry
+            except psycopg.errors.ProgramLimitExceeded as exc:
+                bad = {k: (d, "too large") for k, d in _oversized(conn, cfg)}
+                detail = exc.diag.message_primary or ""
+            except _Retry:
+                pass
+            if not bad:
+                return
+            if skips.report is None:
+                culprit, why = min(bad.values())
+                if why == "too large":
                     raise InvalidInput(
-                        f"document {culprit!r} has a word of {MAX_WORD_BYTES} bytes or more, "
-                        "which PostgreSQL cannot index"
+                        f"document {culprit!r} is too large to index (PostgreSQL: {detail})"
                     )
-                for key, why in bad.items():
-                    reason = (
-                        "its tsvector is over PostgreSQL's 1 MB"
-                        if why == "too large"
-                        else f"a word of {MAX_WORD_BYTES} bytes or more"
-                    )
-                    skips.add(texts[key][0], key, reason)
-                conn.execute("DELETE FROM riido_texts_in WHERE key = ANY(%s)", (list(bad),))
-            raise InvalidInput("a chunk of documents could not be indexed after three tries")
+                raise InvalidInput(
+                    f"document {culprit!r} has a word of more than {MAX_WORD_BYTES} bytes, "
+                    "which PostgreSQL cannot index"
+                )
+            for key, (doc_id, why) in bad.items():
+                reason = (
+                    "its tsvector is over PostgreSQL's 1 MB"
+                    if why == "too large"
+                    else f"a word of more than {MAX_WORD_BYTES} bytes"
+                )
+                skips.add(doc_id, key, reason)
+            conn.execute("DELETE FROM riido_texts_in WHERE key = ANY(%s)", (list(bad),))
+        raise InvalidInput("documents could not be indexed after three tries")
     finally:
         conn.remove_notice_handler(on_notice)
 
 
-def _long_words(conn: Conn, cfg: str) -> list[uuid.UUID]:
-    """Keys of the staged texts holding a token PostgreSQL drops as too long."""
+def _long_words(conn: Conn, cfg: str) -> list[tuple[uuid.UUID, str]]:
+    """(key, doc_id) of the staged texts holding a token PostgreSQL drops as too long."""
     rows = conn.execute(
-        "SELECT i.key FROM riido_texts_in AS i "
+        "SELECT i.key, i.doc_id FROM riido_texts_in AS i "
         "WHERE EXISTS (SELECT 1 FROM ts_parse("
         "  (SELECT cfgparser FROM pg_ts_config WHERE oid = %(cfg)s::regconfig), i.body || ' ' "
-        "  || i.ident) AS t WHERE octet_length(t.token) >= %(max)s)",
+        "  || i.ident) AS t WHERE octet_length(t.token) > %(max)s)",
         {"cfg": cfg, "max": MAX_WORD_BYTES},
     ).fetchall()
-    return [r[0] for r in rows]
+    return [(r[0], str(r[1])) for r in rows]
 
 
-def _oversized(conn: Conn, texts: dict[uuid.UUID, tuple[str, str]], cfg: str) -> list[uuid.UUID]:
-    """Keys of the staged texts whose tsvector exceeds PostgreSQL's 1 MB."""
+def _oversized(conn: Conn, cfg: str) -> list[tuple[uuid.UUID, str]]:
+    """(key, doc_id) of the staged texts whose tsvector exceeds PostgreSQL's 1 MB:
+    batches of 500 first, then each text of a batch that fails."""
     probe = (
-        "SELECT length(to_tsvector(%(cfg)s::regconfig, body)) "
-        "+ length(to_tsvector(%(cfg)s::regconfig, ident)) FROM riido_texts_in WHERE key = %(k)s"
+        "SELECT count(to_tsvector(%(cfg)s::regconfig, body)) "
+        "+ count(to_tsvector(%(cfg)s::regconfig, ident)) FROM riido_texts_in "
+        "WHERE key = ANY(%(keys)s::uuid[])"
     )
-    found = []
-    for key in sorted(texts, key=lambda k: texts[k][0]):
+
+    def fails(keys: list[uuid.UUID]) -> bool:
         try:
             with conn.transaction():
-                conn.execute(probe, {"cfg": cfg, "k": key})
+                conn.execute(probe, {"cfg": cfg, "keys": keys})
         except psycopg.errors.ProgramLimitExceeded:
-            found.append(key)
+            return True
+        return False
+
+    rows = conn.execute("SELECT key, doc_id FROM riido_texts_in ORDER BY key").fetchall()
+    found = []
+    for i in range(0, len(rows), 500):
+        batch = rows[i : i + 500]
+        if fails([r[0] for r in batch]):
+            found += [(r[0], str(r[1])) for r in batch if fails([r[0]])]
     return found
 
 
@@ -412,14 +437,18 @@ def _stage(
     done = 0
     if progress:
         progress("documents", 0, 0)
+    if workers is None:
+        conn.execute("DROP TABLE IF EXISTS riido_texts_in")
+    sent = False
     for chunk in _chunks(docs, checked=checked, where=where, cfg=cfg):
         stored = _stored_keys(conn, list(chunk.texts))
         new = {k: v for k, v in chunk.texts.items() if k not in stored}
         if new:
             if workers is not None:
                 workers.put(new)
-            else:
-                _index_texts(conn, new, cfg, None, skips)
+            else:  # stored at the end, in one statement, in key order
+                _send_texts(conn, new, fresh=False)
+                sent = True
         with conn.cursor().copy("COPY riido_stage (doc_id, key) FROM STDIN") as cp:
             for pair in chunk.pairs:
                 cp.write_row(pair)
@@ -428,6 +457,12 @@ def _stage(
             progress("documents", done, 0)
     if workers is not None:
         workers.finish()
+    elif done:
+        if progress:
+            progress("documents", done, done)
+            progress("tsvectors", 0, 0)
+        if sent:
+            _store_texts(conn, cfg, None, skips)
     if skips.keys:  # left out (a source tree's documents PostgreSQL cannot index)
         conn.execute("DELETE FROM riido_stage WHERE key = ANY(%s)", (list(skips.keys),))
     with conn.transaction(), load_timeout(conn):  # a sort of every id: a load's bound
@@ -438,7 +473,7 @@ def _stage(
         raise InvalidInput(f"{where}: duplicate document id {describe(duplicate)}")
     if count == 0:
         raise InvalidInput(f"{where}: no documents")
-    if progress:
+    if progress and workers is not None:
         progress("documents", count, count)
     return _Staged(count, digest)
 

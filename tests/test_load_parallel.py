@@ -1,0 +1,536 @@
+"""Parallel loads (``--jobs 2``, issue 10) stay atomic snapshots: a killed loader, a
+terminated worker backend, a second loader, SIGINT and SIGTERM leave nothing
+queryable and no orphaned shared texts, a re-run completes, and a parallel
+``--replace`` is all-or-nothing for readers running during it (and a killed one
+keeps the old snapshot whole). Loads of two other snapshots sharing new texts, run at
+once, both complete.
+
+Each load is caught at a chosen moment by a lock the test holds: on riido.documents
+(the workers have committed texts, the documents wait), on riido.text_pending (a
+worker waits in its insert into riido.texts) or on riido.postings (the documents are
+committed under the 'loading' row, both columns' postings wait). The lock makes the
+moment deterministic on any machine."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from contextlib import suppress
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Database, run_cli, table_locked
+
+from riido_pg import Document, load_snapshot, rank_snapshot
+from riido_pg.documents import read_source
+from riido_pg.errors import SnapshotNotFound
+from riido_pg.storage import drop_snapshot, list_snapshots
+from riido_pg.storage.snapshots import shadow_id
+
+N = 4_500  # three chunks (of 2,000)
+JOBS = ["--jobs", "2"]
+STOPS = {
+    "sigint": (signal.SIGINT, 130, "error: interrupted\n"),
+    "sigterm": (signal.SIGTERM, 143, "error: terminated\n"),
+}
+#: the statement each lock catches the load in (pg_stat_activity shows the first 1 kB
+#: of a statement: the sql/ file's header comment names it)
+WAITING_IN = {
+    "documents": "-- insert_documents.sql%",
+    "text_pending": "-- insert_texts.sql%",
+    "postings": "-- finalize_column.sql%",
+}
+UNREFERENCED = (
+    "SELECT count(*) FROM riido.texts AS t "
+    "WHERE NOT EXISTS (SELECT 1 FROM riido.documents AS d WHERE d.text_key = t.key)"
+)
+
+
+def _source(tmp_path: Path, name: str, word: str, n: int = N) -> Path:
+    path = tmp_path / name
+    path.write_text(
+        "".join(
+            json.dumps({"id": f"doc{i:06d}", "text": f"def {word}_{i}(x): return {word} x {i}"})
+            + "\n"
+            for i in range(n)
+        )
+    )
+    return path
+
+
+def _spawn(db: Database, *args: str) -> subprocess.Popen[bytes]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RIIDO_PG_")}
+    env.update(RIIDO_PG_DSN=db.dsn, RIIDO_PG_LOCK_TIMEOUT_MS="120000")
+    return subprocess.Popen(
+        [sys.executable, "-m", "riido_pg", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env,
+    )
+
+
+def _scalar(db: Database, query: str, params: tuple[Any, ...] = ()) -> Any:
+    with db.connect() as conn:
+        row = conn.execute(query, params).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def _wait_for(db: Database, query: str, params: tuple[Any, ...] = (), timeout: float = 60) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with db.connect() as conn:
+            row = conn.execute(query, params).fetchone()
+        if row and row[0]:
+            return row[0]
+        time.sleep(0.02)
+    raise AssertionError(f"timed out waiting for: {query} {params}")
+
+
+def _waiting(db: Database, statement: str) -> list[tuple[int, Any]]:
+    """(pid, query_start) of the riido-pg backends waiting for a lock in ``statement``."""
+    with db.connect() as conn:
+        rows = conn.execute(
+            "SELECT pid, query_start FROM pg_stat_activity WHERE datname = current_database() "
+            "AND application_name = 'riido-pg' AND wait_event_type = 'Lock' AND query LIKE %s",
+            (statement,),
+        ).fetchall()
+    return [(int(r[0]), r[1]) for r in rows]
+
+
+def _wait_waiting(db: Database, statement: str, n: int = 1) -> list[tuple[int, Any]]:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        found = _waiting(db, statement)
+        if len(found) >= n:
+            return found
+        time.sleep(0.02)
+    raise AssertionError(f"no {n} riido-pg backend(s) ever waited in {statement}")
+
+
+def _wait_cancelled(db: Database, statement: str, caught: list[tuple[int, Any]]) -> None:
+    """Until none of the ``caught`` statements still waits (its clean-up may wait next,
+    in a statement of its own)."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if not set(caught) & set(_waiting(db, statement)):
+            return
+        time.sleep(0.02)
+    raise AssertionError("the interrupted statement was never cancelled")
+
+
+def _loader_pid(db: Database) -> int:
+    """The backend holding a snapshot writer lock: the loader's main session."""
+    return int(
+        _wait_for(
+            db,
+            "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = %s "
+            "AND objsubid = 2 AND granted "
+            "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+            (0x52494944,),
+        )
+    )
+
+
+def _wait_gone(db: Database) -> None:
+    """Until no riido-pg backend is left (a killed client's backend rolls back first)."""
+    _wait_for(
+        db,
+        "SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE "
+        "datname = current_database() AND application_name = 'riido-pg')",
+    )
+
+
+def _sigkill(db: Database, table: str, caught: Callable[[], object], *args: str) -> None:
+    """Run ``riido-pg ARGS`` with ``table`` locked, SIGKILL it once ``caught()``
+    returns, let the table go and wait until its backends have rolled back."""
+    with table_locked(db, table) as release:
+        proc = _spawn(db, *args)
+        try:
+            caught()
+            proc.send_signal(signal.SIGKILL)
+            proc.wait(timeout=30)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            release.set()
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.close()
+        proc.stderr.close()
+    _wait_gone(db)
+
+
+def _state(db: Database) -> dict[str, int]:
+    """Row counts of every riido table, the shared texts and their pending list too."""
+    counts = db.counts()
+    counts.update(
+        texts=db.count("texts"),
+        text_pending=db.count("text_pending"),
+        unreferenced=int(_scalar(db, UNREFERENCED)),
+    )
+    return counts
+
+
+def _assert_clean(db: Database) -> None:
+    """No text without a document, nothing pending."""
+    assert (_scalar(db, UNREFERENCED), db.count("text_pending")) == (0, 0)
+
+
+def _states(db: Database, snapshot: str) -> list[str]:
+    with db.connect() as conn:
+        rows = conn.execute(
+            "SELECT state FROM riido.snapshots WHERE snapshot_id IN (%s, %s) ORDER BY state",
+            (snapshot, shadow_id(snapshot)),
+        ).fetchall()
+    return [r[0] for r in rows]
+
+
+def _documents(db: Database, snapshot: str) -> int:
+    return int(
+        _scalar(db, "SELECT count(*) FROM riido.documents WHERE snapshot_id = %s", (snapshot,))
+    )
+
+
+def _rerun_completes(db: Database, snapshot: str, src: Path, word: str) -> None:
+    again = run_cli(["load", snapshot, str(src), *JOBS], dsn=db.dsn)
+    assert (again.code, again.stdout, again.stderr) == (
+        0,
+        f"loaded snapshot '{snapshot}' ({N} documents)\n",
+        "",
+    )
+    assert _documents(db, snapshot) == N
+    assert _states(db, snapshot) == ["ready"]
+    query = run_cli(["query", snapshot, f"{word}_7", "--limit", "1"], dsn=db.dsn)
+    assert query.code == 0, query.stderr
+    assert [c["id"] for c in json.loads(query.stdout)["candidates"]] == ["doc000007"]
+    _assert_clean(db)
+
+
+# -- a killed loader ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("table", ["documents", "postings"])
+def test_sigkill_of_a_parallel_loader_leaves_nothing_queryable(
+    db: Database, tmp_path: Path, table: str
+) -> None:
+    snapshot, word = f"killed-{table}", f"kill{table[:3]}"
+    src = _source(tmp_path, "big.jsonl", word)
+
+    def caught() -> None:
+        if table == "documents":  # mid-load: workers have committed texts
+            _wait_for(db, "SELECT count(*) FROM riido.text_pending WHERE token IS NOT NULL")
+        else:  # the documents are committed, both columns' postings wait
+            _wait_waiting(db, WAITING_IN[table], n=2)
+
+    _sigkill(db, table, caught, "load", snapshot, str(src), *JOBS)
+    assert _states(db, snapshot) == ["loading"]
+    if table == "documents":
+        # the dead load's texts are stored, unreferenced, and listed as pending
+        assert _scalar(db, UNREFERENCED) > 0
+        assert db.count("text_pending") > 0
+    else:
+        assert _documents(db, snapshot) == N
+        assert (
+            _scalar(db, "SELECT count(*) FROM riido.postings WHERE snapshot_id = %s", (snapshot,))
+            == 0
+        )
+    query = run_cli(["query", snapshot, word], dsn=db.dsn)
+    assert (query.code, query.stdout, query.stderr) == (
+        1,
+        "",
+        f"error: snapshot '{snapshot}' was interrupted while loading; run the load again "
+        f"or drop it with `riido-pg snapshots drop {snapshot}`\n",
+    )
+    _rerun_completes(db, snapshot, src, word)
+
+
+# -- a terminated worker ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("table", ["text_pending", "postings"])
+def test_terminating_one_worker_backend_fails_the_load(
+    db: Database, tmp_path: Path, table: str
+) -> None:
+    snapshot, word = f"worker-{table}", f"work{table[:3]}"
+    src = _source(tmp_path, "big.jsonl", word)
+    before = _state(db)
+    with table_locked(db, table) as release:
+        proc = _spawn(db, "load", snapshot, str(src), *JOBS)
+        try:
+            main = _loader_pid(db)
+            waiting = _wait_waiting(db, WAITING_IN[table], n=2 if table == "postings" else 1)
+            workers = [pid for pid, _ in waiting if pid != main]
+            assert workers, (main, waiting)
+            assert _scalar(db, "SELECT pg_terminate_backend(%s)", (workers[0],))
+            release.set()  # the load's clean-up needs the table
+            out, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert proc.returncode == 1, err
+    assert out == b""
+    assert err.decode().startswith("error: ") and err.decode().count("\n") == 1, err
+    _wait_gone(db)
+    assert _state(db) == before  # not even a 'loading' row, no texts left behind
+    query = run_cli(["query", snapshot, word], dsn=db.dsn)
+    assert (query.code, query.stderr) == (
+        2,
+        f"error: no snapshot '{snapshot}'; load one with `riido-pg load {snapshot} SOURCE`\n",
+    )
+    _rerun_completes(db, snapshot, src, word)
+
+
+# -- a second loader ------------------------------------------------------------------
+
+
+def test_a_second_loader_of_the_same_id_fails_at_once(db: Database, tmp_path: Path) -> None:
+    snapshot, word = "busy", "busy"
+    src = _source(tmp_path, "big.jsonl", word)
+    with table_locked(db, "postings") as release:
+        first = _spawn(db, "load", snapshot, str(src), *JOBS)
+        try:
+            _wait_waiting(db, WAITING_IN["postings"], n=2)
+            query = run_cli(["query", snapshot, word], dsn=db.dsn)
+            assert (query.code, query.stderr) == (
+                1,
+                f"error: snapshot '{snapshot}' is still loading; query it when the load finishes\n",
+            )
+            for jobs in ("1", "2"):
+                started = time.monotonic()
+                second = run_cli(["load", snapshot, str(src), "--jobs", jobs], dsn=db.dsn)
+                elapsed = time.monotonic() - started
+                assert (second.code, second.stdout, second.stderr) == (
+                    1,
+                    "",
+                    f"error: snapshot '{snapshot}' is being written by another process; "
+                    "try again when it finishes\n",
+                ), jobs
+                assert elapsed < 5  # no waiting for the first loader
+            release.set()
+            out, err = first.communicate(timeout=60)
+        finally:
+            if first.poll() is None:
+                first.kill()
+    assert (first.returncode, out, err) == (
+        0,
+        f"loaded snapshot '{snapshot}' ({N} documents)\n".encode(),
+        b"",
+    )
+    assert _documents(db, snapshot) == N
+    _assert_clean(db)
+
+
+# -- SIGINT and SIGTERM ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("stop", "table"), [("sigint", "text_pending"), ("sigterm", "postings")])
+def test_signal_stops_a_parallel_load(db: Database, tmp_path: Path, stop: str, table: str) -> None:
+    signum, code, line = STOPS[stop]
+    snapshot = f"sig-{stop}-{table}"
+    src = _source(tmp_path, "big.jsonl", f"sig{stop}")
+    before = _state(db)
+    with table_locked(db, table) as release:
+        proc = _spawn(db, "load", snapshot, str(src), *JOBS)
+        try:
+            caught = _wait_waiting(db, WAITING_IN[table], n=2 if table == "postings" else 1)
+            proc.send_signal(signum)
+            _wait_cancelled(db, WAITING_IN[table], caught)
+            release.set()  # the clean-up may need the table
+            out, err = proc.communicate(timeout=60)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+    assert (proc.returncode, out, err.decode()) == (code, b"", line)
+    _wait_gone(db)
+    assert _state(db) == before  # no half snapshot, no orphaned texts or pending rows
+
+
+# -- --replace with readers -----------------------------------------------------------
+
+
+def test_parallel_replace_is_atomic_for_concurrent_readers(db: Database) -> None:
+    old = [Document(f"o{i:05d}", f"alpha common {i}") for i in range(3_000)]
+    # half of the new content shares texts with the old
+    new = old[:1_500] + [Document(f"n{i:05d}", f"beta common {i}") for i in range(1_500)]
+    query = "alpha common 7"
+    with db.connect() as conn:
+        load_snapshot(conn, "swap", old, jobs=2)
+        load_snapshot(conn, "swap-new", new, jobs=2)
+        before = [
+            (c.id, c.bm25_score) for c in rank_snapshot(conn, "swap", query, limit=20).candidates
+        ]
+        after = [
+            (c.id, c.bm25_score)
+            for c in rank_snapshot(conn, "swap-new", query, limit=20).candidates
+        ]
+    assert before != after
+    hidden = shadow_id("swap")
+
+    seen: list[str] = []
+    listed_hidden: list[list[str]] = []
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def reader() -> None:
+        try:
+            with db.connect() as conn:
+                while not stop.is_set():
+                    got = [
+                        (c.id, c.bm25_score)
+                        for c in rank_snapshot(conn, "swap", query, limit=20).candidates
+                    ]
+                    seen.append("old" if got == before else "new" if got == after else "mixed")
+                    ids = [s.snapshot_id for s in list_snapshots(conn)]
+                    if hidden in ids:
+                        listed_hidden.append(ids)
+        except BaseException as exc:  # surfaced below
+            errors.append(exc)
+
+    results: list[Any] = []
+
+    def replace(conn: Any) -> None:
+        try:
+            results.append(load_snapshot(conn, "swap", new, replace=True, jobs=2))
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=reader) for _ in range(3)]
+    for t in threads:
+        t.start()
+    try:
+        time.sleep(0.3)
+        with db.connect() as holder, db.connect() as loader:
+            # hold the snapshot's row: the replace waits inside its last transaction,
+            # its new content written under the hidden row
+            holder.execute("BEGIN")
+            holder.execute(
+                "SELECT 1 FROM riido.snapshots WHERE snapshot_id = 'swap' FOR NO KEY UPDATE"
+            )
+            writer = threading.Thread(target=replace, args=(loader,))
+            writer.start()
+            pid = loader.info.backend_pid
+            _wait_for(
+                db,
+                "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = %s "
+                "AND wait_event_type = 'Lock')",
+                (pid,),
+            )
+            assert _states(db, "swap") == ["ready", "replacing"]
+            listed = run_cli(["snapshots", "list", "--format", "json"], dsn=db.dsn)
+            assert listed.code == 0, listed.stderr
+            rows = {r["id"]: r["documents"] for r in json.loads(listed.stdout)}
+            assert rows["swap"] == len(old) and hidden not in rows
+            assert "new" not in seen
+            holder.execute("COMMIT")
+            writer.join(timeout=60)
+        time.sleep(0.3)
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    assert not errors, errors
+    assert [r.action for r in results] == ["replaced"]
+    assert "mixed" not in seen
+    assert seen[0] == "old" and seen[-1] == "new"
+    assert listed_hidden == []
+    assert _states(db, "swap") == ["ready"]
+    _assert_clean(db)  # the old half's texts were collected
+    with db.connect() as conn:
+        assert (
+            conn.execute(
+                "SELECT count(*) FROM riido.texts WHERE body LIKE 'alpha common %%'"
+            ).fetchone()
+        ) == (1_500,)
+
+
+# -- loads of other snapshots at once -------------------------------------------------
+
+
+@pytest.mark.parametrize("jobs", [(1, 1), (2, 2), (1, 2)], ids=["1-1", "2-2", "1-2"])
+def test_concurrent_loads_sharing_new_texts_both_complete(
+    db: Database, jobs: tuple[int, int]
+) -> None:
+    """Two snapshots (say two commits of one repository) loaded at once, with texts
+    neither finds stored, in opposite orders: both loads complete, nothing is left."""
+    tag = f"{jobs[0]}{jobs[1]}"
+    first = [f"def shared_alpha_{tag}_{i}(x): return {i}" for i in range(1_000)]
+    second = [f"def shared_beta_{tag}_{i}(x): return {i}" for i in range(3_000)]
+    x = [Document(f"x{i:05d}", t) for i, t in enumerate(first + second)]
+    y = [Document(f"y{i:05d}", t) for i, t in enumerate(second + first)]
+    before = _state(db)
+    results: dict[str, Any] = {}
+
+    def load(name: str, docs: list[Document], n: int) -> None:
+        try:
+            with db.connect(application_name="riido-pg") as conn:
+                results[name] = load_snapshot(conn, name, docs, jobs=n).action
+        except Exception as exc:  # compared below
+            results[name] = f"{type(exc).__name__}: {exc}"
+
+    threads = [
+        threading.Thread(target=load, args=(f"cx-{tag}", x, jobs[0])),
+        threading.Thread(target=load, args=(f"cy-{tag}", y, jobs[1])),
+    ]
+    # both loads wait at their first insert of texts, then go at once
+    with table_locked(db, "text_pending") as release:
+        for t in threads:
+            t.start()
+        _wait_waiting(db, WAITING_IN["text_pending"], n=2)
+        release.set()
+        for t in threads:
+            t.join(timeout=120)
+    try:
+        assert results == {f"cx-{tag}": "created", f"cy-{tag}": "created"}
+        _assert_clean(db)
+    finally:
+        with db.connect() as conn:
+            for name in results:
+                with suppress(SnapshotNotFound):
+                    drop_snapshot(conn, name)
+    assert _state(db) == before
+
+
+@pytest.mark.parametrize("rerun_jobs", ["1"])
+def test_sigkill_of_a_parallel_replace_keeps_the_old_snapshot(
+    db: Database, tmp_path: Path, rerun_jobs: str
+) -> None:
+    snapshot = f"kept-{rerun_jobs}"
+    old = _source(tmp_path, "old.jsonl", f"old{rerun_jobs}", n=2_000)
+    new = _source(tmp_path, "new.jsonl", f"new{rerun_jobs}")
+    with db.connect() as conn:
+        load_snapshot(conn, snapshot, read_source(old), jobs=2)
+        ranked = rank_snapshot(conn, snapshot, f"old{rerun_jobs}_7")
+    _sigkill(
+        db,
+        "postings",
+        lambda: _wait_waiting(db, WAITING_IN["postings"], n=2),
+        *("load", snapshot, str(new), "--replace", *JOBS),
+    )
+    # the new content waits under the hidden row; the old snapshot is whole
+    assert _states(db, snapshot) == ["ready", "replacing"]
+    assert _documents(db, shadow_id(snapshot)) == N
+    with db.connect() as conn:
+        assert rank_snapshot(conn, snapshot, f"old{rerun_jobs}_7") == ranked
+        listed = [s.snapshot_id for s in list_snapshots(conn)]
+    assert snapshot in listed and shadow_id(snapshot) not in listed
+    rerun = run_cli(["load", snapshot, str(new), "--replace", "--jobs", rerun_jobs], dsn=db.dsn)
+    assert (rerun.code, rerun.stdout, rerun.stderr) == (
+        0,
+        f"replaced snapshot '{snapshot}' ({N} documents)\n",
+        "",
+    )
+    assert _states(db, snapshot) == ["ready"]
+    assert _documents(db, snapshot) == N
+    _assert_clean(db)
+    with db.connect() as conn:
+        drop_snapshot(conn, snapshot)
+    assert _states(db, snapshot) == []
+    _assert_clean(db)
