@@ -27,7 +27,15 @@ from riido_pg.resources import sql_text
 from riido_pg.server.connect import Conn
 from riido_pg.splitting import SPLITTER_VERSION
 
-__all__ = ["collect_garbage", "text_key", "text_keyer", "texts_shared", "texts_shared_xact"]
+__all__ = [
+    "collect_garbage",
+    "copy_texts",
+    "stored_digest",
+    "text_key",
+    "text_keyer",
+    "texts_shared",
+    "texts_shared_xact",
+]
 
 _LOCK = (0x52494947, 0)  # "RIIG": the texts lock, apart from the snapshot locks ("RIID")
 
@@ -78,3 +86,38 @@ def collect_garbage(conn: Conn) -> bool:
         if not conn.closed and not conn.broken:
             conn.execute("SELECT pg_advisory_unlock(%s, %s)", _LOCK)
     return True
+
+
+def copy_texts(source: Conn, target: Conn, snapshot_id: str) -> None:
+    """Store on ``target`` the texts ``snapshot_id``'s documents reference on
+    ``source`` (those it lacks), in key order, inside target's transaction, holding
+    target's texts lock until that transaction ends (``snapshots move``)."""
+    texts_shared_xact(target)
+    target.execute(
+        "CREATE TEMP TABLE IF NOT EXISTS riido_texts_copy (LIKE riido.texts) ON COMMIT DELETE ROWS"
+    )
+    target.execute("TRUNCATE riido_texts_copy")
+    out = (
+        "COPY (SELECT t.key, t.body, t.tsv_raw, t.tsv_ident, t.len_raw, t.len_ident "
+        "FROM riido.texts AS t WHERE t.key IN (SELECT d.text_key FROM riido.documents AS d "
+        "WHERE d.snapshot_id = %s) ORDER BY t.key) TO STDOUT"
+    )
+    into = "COPY riido_texts_copy (key, body, tsv_raw, tsv_ident, len_raw, len_ident) FROM STDIN"
+    with source.cursor().copy(out, (snapshot_id,)) as reader, target.cursor().copy(into) as w:
+        for block in reader:
+            w.write(block)
+    target.execute(
+        "INSERT INTO riido.texts SELECT * FROM riido_texts_copy ORDER BY key "
+        "ON CONFLICT (key) DO NOTHING"
+    )
+
+
+def stored_digest(conn: Conn, snapshot_id: str, text_config: str) -> tuple[str, int]:
+    """A stored snapshot's content digest recomputed from its rows, and the number of
+    its documents whose text is missing or does not hash to its key."""
+    row = conn.execute(
+        sql_text("snapshot_digest"),
+        {"snapshot_id": snapshot_id, "splitter": str(SPLITTER_VERSION), "text_config": text_config},
+    ).fetchone()
+    assert row is not None
+    return str(row[0]), int(row[1])
