@@ -28,6 +28,7 @@ __all__ = [
     "CONTENT_TABLES",
     "DEFAULT_TEXT_CONFIG",
     "K1",
+    "SNAPSHOT_COLUMNS",
     "B",
     "Snapshot",
     "check_text_config",
@@ -117,7 +118,7 @@ def check_text_config(conn: Conn, text_config: str) -> str:
 
 
 #: The columns of riido.snapshots that make a Snapshot, in its field order.
-_SNAPSHOT_COLUMNS = (
+SNAPSHOT_COLUMNS = (
     "SELECT snapshot_id, document_count, text_config, state, created_at, content_digest "
     "FROM riido.snapshots"
 )
@@ -126,7 +127,7 @@ _SNAPSHOT_COLUMNS = (
 @translated
 def find_snapshot(conn: Conn, snapshot_id: str) -> Snapshot | None:
     """The snapshot's row in any state, or None."""
-    row = conn.execute(_SNAPSHOT_COLUMNS + " WHERE snapshot_id = %s", (snapshot_id,)).fetchone()
+    row = conn.execute(SNAPSHOT_COLUMNS + " WHERE snapshot_id = %s", (snapshot_id,)).fetchone()
     return Snapshot(*row) if row else None
 
 
@@ -153,7 +154,7 @@ def get_snapshot(conn: Conn, snapshot_id: str) -> Snapshot:
 
 @translated
 def list_snapshots(conn: Conn) -> list[Snapshot]:
-    rows = conn.execute(_SNAPSHOT_COLUMNS + " ORDER BY snapshot_id").fetchall()
+    rows = conn.execute(SNAPSHOT_COLUMNS + " ORDER BY snapshot_id").fetchall()
     return [Snapshot(*r) for r in rows]
 
 
