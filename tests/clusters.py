@@ -122,6 +122,7 @@ def standby_of(primary: Cluster) -> Iterator[Cluster]:
                 "-R",
                 "-X",
                 "stream",
+                "--checkpoint=fast",
             ]
         )
         port = _free_port()
