@@ -42,6 +42,7 @@ sys.path.append(str(Path(__file__).resolve().parent.parent / "tests"))
 import clusters
 import corpus
 import psycopg
+import psycopg.sql
 from common import base_parser, bench_database, markdown_table, summary_ms, write_results
 
 from riido_pg import load_snapshot, rank_snapshot
@@ -208,6 +209,17 @@ def _routing_costs(coord_dsn: str, n: int, pairs: int) -> dict[str, Any]:
             if not explain and terms.raw:
                 plan = coord.execute("EXPLAIN (VERBOSE, COSTS OFF) " + fdw_sql, params).fetchall()
                 explain = "\n".join(r[0] for r in plan)
+                # the same postings with the lexemes as a filter, not a join: shipped
+                lookup = coord.execute(
+                    psycopg.sql.SQL(
+                        "EXPLAIN (VERBOSE, COSTS OFF) SELECT u.doc_ord, sum(p.idf * u.tfn) "
+                        "FROM {}.postings AS p, unnest(p.doc_ords, p.tfn) AS u(doc_ord, tfn) "
+                        "WHERE p.snapshot_id = %(snapshot_id)s AND p.col = %(col)s "
+                        "AND p.lexeme = ANY(%(lexemes)s::text[]) GROUP BY u.doc_ord"
+                    ).format(psycopg.sql.Identifier(f"fdw_{shard}")),
+                    params,
+                ).fetchall()
+                explain += "\n\n" + "\n".join(r[0] for r in lookup)
         for c in direct.values():
             c.close()
     base = median(out[keys[0]])
