@@ -151,6 +151,12 @@ def test_cli_through_the_coordinator_matches_a_single_server(
     assert _placements(loaded.coordinator)[snap] in loaded.dsns
     again = run_cli(["eval", "--snapshot", snap, "--output", "-"], dsn=loaded.coordinator.dsn)
     assert (again.code, again.stdout) == (0, one.stdout)
+    # moved with its questions and targets, it evaluates the same on its new shard
+    other = next(s for s in sorted(loaded.dsns) if s != _placements(loaded.coordinator)[snap])
+    moved = run_cli(["snapshots", "move", snap, other], dsn=loaded.coordinator.dsn)
+    assert moved.code == 0, moved.stderr
+    again = run_cli(["eval", "--snapshot", snap, "--output", "-"], dsn=loaded.coordinator.dsn)
+    assert (again.code, again.stdout) == (0, one.stdout)
     assert run_cli(["snapshots", "drop", snap], dsn=loaded.coordinator.dsn).code == 0
     assert snap not in _placements(loaded.coordinator)
 
@@ -193,6 +199,10 @@ def test_shards_add_bad_input_registers_nothing(loaded: Shards, tmp_path: Path) 
         assert code == 2 and "invalid shard name" in err
         code, err = add("s4", "host=127.0.0.1 port=notaport")
         assert code == 2 and "invalid" in err
+        code, err = add("s4", coord.dsn)
+        assert code == 2 and "the coordinator's own database" in err
+        code, err = add("s4", "")
+        assert code == 2 and "empty DSN" in err
         old = _new_db(spare.dsn(), "old", migrated=False)
         migrate.upgrade(old, "0005")
         code, err = add("s4", old)
@@ -272,6 +282,10 @@ def test_move_with_concurrent_readers(loaded: Shards) -> None:
     assert same.code == 2 and "already on shard 's2'" in same.stderr
     back = run_cli(["snapshots", "move", "alpha", "s1"], dsn=loaded.coordinator.dsn)
     assert back.code == 0
+    pytest.importorskip("wordllama")  # the embeddings moved too: every policy still agrees
+    with loaded.single.connect() as single, loaded.coordinator.connect() as coord:
+        with Router(coord) as router:
+            assert _rank_all(router, "alpha") == _rank_all(single, "alpha")
 
 
 def test_a_shard_down_names_it_and_the_others_answer(loaded: Shards) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 import clusters
 import psycopg
 import pytest
-from conftest import run_cli
+from conftest import EXAMPLE, run_cli
 from corpus import generated_corpus
 from psycopg.conninfo import make_conninfo
 
@@ -76,8 +76,12 @@ def test_load_on_a_standby_fails_clearly(pair: tuple[str, str, str], tmp_path: P
     _, standby, _ = pair
     src = tmp_path / "docs.jsonl"
     src.write_text(json.dumps({"id": "a", "text": "read config"}) + "\n")
-    for args in (["load", "other", str(src)], ["snapshots", "drop", "demo"]):
-        refused = run_cli(args, dsn=standby)
+    for args, stdin in (
+        (["load", "other", str(src)], None),
+        (["snapshots", "drop", "demo"], None),
+        (["hints"], EXAMPLE),
+    ):
+        refused = run_cli(args, dsn=standby, input=stdin)
         assert refused.code == 1 and refused.stdout == ""
         assert refused.stderr.count("\n") == 1 and "read-only hot standby" in refused.stderr
 

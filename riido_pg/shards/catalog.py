@@ -130,6 +130,21 @@ def _shard(conn: Conn, name: str) -> Iterator[Conn]:
         shard.close()
 
 
+def _same_database(coordinator: Conn, shard: Conn) -> bool:
+    """Whether ``shard`` sees the coordinator's own session (the same database)."""
+    row = coordinator.execute(
+        "SELECT pg_backend_pid(), backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()"
+    ).fetchone()
+    if row is None:
+        return False
+    seen = shard.execute(
+        "SELECT 1 FROM pg_stat_activity WHERE pid = %s AND backend_start = %s "
+        "AND datname = current_database()",
+        (row[0], row[1]),
+    ).fetchone()
+    return seen is not None
+
+
 def _revision(conn: Conn) -> str | None:
     row = conn.execute("SELECT to_regclass('riido.alembic_version') IS NOT NULL").fetchone()
     if not (row and row[0]):
@@ -156,6 +171,8 @@ def add_shard(conn: Conn, name: str, dsn: str) -> None:
         params = {k: str(v) for k, v in conninfo_to_dict(dsn).items() if v is not None}
     except psycopg.ProgrammingError as exc:
         raise InvalidDsn(f"invalid DSN for shard {name!r}: {first_line(exc)}") from exc
+    if not params:
+        raise InvalidDsn(f"an empty DSN for shard {name!r}: give the shard's PostgreSQL URL")
     if conn.execute("SELECT 1 FROM riido.shards WHERE name = %s", (name,)).fetchone():
         raise ShardExists(f"shard {name!r} exists; remove it first or choose another name")
     try:
@@ -164,6 +181,8 @@ def add_shard(conn: Conn, name: str, dsn: str) -> None:
         raise ShardUnavailable(f"cannot add shard {name!r}: {exc}") from exc
     with shard:
         require_writable(shard, f"shard {name!r}")
+        if _same_database(conn, shard):
+            raise InvalidInput(f"the DSN of shard {name!r} is the coordinator's own database")
         found = _revision(shard)
         if found is None:
             from riido_pg.server import migrate
