@@ -57,6 +57,11 @@ def _new_db(dsn: str, name: str, *, migrated: bool = True) -> str:
 def shards(db: Database, server_dsn: str) -> Iterator[Shards]:
     """The module's database as the coordinator of s1 and s2 (two databases of one
     cluster) and s3 (another cluster); a second database as the single server."""
+    with db.connect() as conn:
+        if not conn.execute(
+            "SELECT 1 FROM pg_available_extensions WHERE name = 'postgres_fdw'"
+        ).fetchone():
+            pytest.skip("the test server has no postgres_fdw extension")
     single = create_database(server_dsn, "riido_t_shards_single")
     with clusters.cluster() as near, clusters.cluster() as far:
         dsns = {
@@ -361,10 +366,10 @@ def test_a_killed_loader_on_a_shard_leaves_nothing_queryable(
 
 
 def test_db_upgrade_upgrades_the_shards(loaded: Shards) -> None:
-    migrate.downgrade(loaded.dsns["s3"], "0005")
+    migrate.downgrade(loaded.dsns["s3"], "-1")  # one revision back
     stale = run_cli(["query", "gamma", "read"], dsn=loaded.coordinator.dsn)
     assert stale.code == 1 and stale.stderr.startswith("error: shard 's3'")
-    assert "0005" in stale.stderr
+    assert "schema revision" in stale.stderr and "db upgrade" in stale.stderr
     up = run_cli(["db", "upgrade"], dsn=loaded.coordinator.dsn)
     assert up.code == 0 and f"shard 's3': schema at {SCHEMA_REVISION}" in up.stdout, up.stderr
     assert run_cli(["query", "gamma", "read"], dsn=loaded.coordinator.dsn).code == 0
