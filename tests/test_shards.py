@@ -20,7 +20,7 @@ from typing import Any
 import clusters
 import psycopg
 import pytest
-from conftest import Database, create_database, drop_database, run_cli
+from conftest import Database, run_cli
 from corpus import generated_corpus, stdlib_functions
 from psycopg.conninfo import make_conninfo
 
@@ -54,16 +54,17 @@ def _new_db(dsn: str, name: str, *, migrated: bool = True) -> str:
 
 
 @pytest.fixture(scope="module")
-def shards(db: Database, server_dsn: str) -> Iterator[Shards]:
+def shards(db: Database) -> Iterator[Shards]:
     """The module's database as the coordinator of s1 and s2 (two databases of one
-    cluster) and s3 (another cluster); a second database as the single server."""
+    cluster) and s3 (another cluster); a third database of the first cluster as the
+    single server (the same PostgreSQL major as the shards, whatever the coordinator's)."""
     with db.connect() as conn:
         if not conn.execute(
             "SELECT 1 FROM pg_available_extensions WHERE name = 'postgres_fdw'"
         ).fetchone():
             pytest.skip("the test server has no postgres_fdw extension")
-    single = create_database(server_dsn, "riido_t_shards_single")
     with clusters.cluster() as near, clusters.cluster() as far:
+        single = Database(_new_db(near.dsn(), "single"), "single")
         dsns = {
             "s1": _new_db(near.dsn(), "s1", migrated=False),
             "s2": _new_db(near.dsn(), "s2"),  # already migrated: registered as it is
@@ -73,7 +74,6 @@ def shards(db: Database, server_dsn: str) -> Iterator[Shards]:
             added = run_cli(["shards", "add", name, dsn], dsn=db.dsn)
             assert (added.code, added.stdout) == (0, f"added shard {name!r}\n"), added.stderr
         yield Shards(db, single, dsns, far)
-    drop_database(server_dsn, single.name)
 
 
 def _docs(i: int) -> list[Document]:

@@ -48,7 +48,8 @@ def _replayed(standby: str, snapshot: str) -> None:
     with psycopg.connect(standby) as conn:
         for _ in range(200):
             if conn.execute(
-                "SELECT 1 FROM riido.snapshots WHERE snapshot_id = %s", (snapshot,)
+                "SELECT 1 FROM riido.snapshots WHERE snapshot_id = %s AND state = 'ready'",
+                (snapshot,),
             ).fetchone():
                 return
             conn.rollback()
@@ -103,3 +104,22 @@ def test_multi_host_dsn_reads_from_the_standby_and_loads_on_the_primary(
     _replayed(standby, "multi")
     q = run_cli(["query", "multi", "config"], dsn=reader)
     assert q.code == 0 and json.loads(q.stdout)["candidates"][0]["id"] == "a"
+
+
+def test_a_snapshot_loading_on_the_primary_is_not_ready_on_the_standby(
+    pair: tuple[str, str, str],
+) -> None:
+    primary, standby, _ = pair
+    with psycopg.connect(primary, autocommit=True) as conn:  # a load's first transaction
+        conn.execute(
+            "INSERT INTO riido.snapshots (snapshot_id, text_config, state, document_count, "
+            "content_digest, k1, b) VALUES ('half', 'english', 'loading', 1, 'x', 1.2, 0.75)"
+        )
+    with psycopg.connect(standby) as conn:
+        for _ in range(200):
+            if conn.execute("SELECT 1 FROM riido.snapshots WHERE snapshot_id = 'half'").fetchone():
+                break
+            conn.rollback()
+            time.sleep(0.05)
+    q = run_cli(["query", "half", "config"], dsn=standby)
+    assert q.code == 1 and "not ready on this standby" in q.stderr

@@ -145,6 +145,12 @@ def get_snapshot(conn: Conn, snapshot_id: str) -> Snapshot:
             raise SnapshotLoading(
                 f"snapshot {snapshot_id!r} is still loading; query it when the load finishes"
             )
+        standby = conn.execute("SELECT pg_is_in_recovery()").fetchone()
+        if standby and standby[0]:  # the loader's lock is on the primary, out of sight
+            raise SnapshotLoading(
+                f"snapshot {snapshot_id!r} is not ready on this standby: it is loading on the "
+                "primary (query it when the load finishes), or its load was interrupted"
+            )
         raise SnapshotLoading(
             f"snapshot {snapshot_id!r} was interrupted while loading; run the load again "
             f"or drop it with `riido-pg snapshots drop {snapshot_id}`"
