@@ -17,4 +17,5 @@ run bench_hints "$@"
 run bench_concurrency "$@"
 run bench_million "$@"
 run bench_eval "$@"
+run bench_shards "$@"
 echo "done: bench/out/" >&2

@@ -19,8 +19,13 @@ __all__ = [
     "InvalidTextConfig",
     "PermissionDenied",
     "QueryTimeout",
+    "ReadOnlyServer",
     "RiidoError",
     "SchemaMissing",
+    "ShardExists",
+    "ShardInUse",
+    "ShardNotFound",
+    "ShardUnavailable",
     "SnapshotBusy",
     "SnapshotExists",
     "SnapshotLoading",
@@ -90,3 +95,23 @@ class QueryTimeout(RiidoError):
 
 class DownloadFailed(RiidoError):
     """A pinned file is not cached and could not be downloaded."""
+
+
+class ReadOnlyServer(DatabaseUnavailable):
+    """A write (load, drop, move) sent to a read-only hot standby."""
+
+
+class ShardNotFound(InvalidInput):
+    """No shard of that name in the coordinator's catalog."""
+
+
+class ShardExists(InvalidInput):
+    """A shard of that name is already registered."""
+
+
+class ShardInUse(InvalidInput):
+    """The shard still holds snapshots (move or drop them first)."""
+
+
+class ShardUnavailable(DatabaseUnavailable):
+    """A shard cannot be reached (down, wrong address or credentials)."""

@@ -15,11 +15,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from riido_pg.db import Conn
+
+if TYPE_CHECKING:
+    from riido_pg.shards import Router
 
 __all__ = [
     "DebugOption",
@@ -31,13 +34,16 @@ __all__ = [
     "ModelOpt",
     "PolicyOpt",
     "Settings",
+    "ShardOpt",
     "TextConfig",
     "connect",
+    "connect_for_load",
     "embed",
     "emit_json",
     "load_model",
     "note",
     "progress_bar",
+    "routed",
     "select_policy",
     "settings",
 ]
@@ -73,6 +79,34 @@ def connect(ctx: typer.Context, *, migrate: bool = True) -> Conn:
     from riido_pg.db import connect as open_connection
 
     return open_connection(settings(ctx).dsn, migrate=migrate)
+
+
+@contextmanager
+def routed(ctx: typer.Context) -> Iterator[Router]:
+    """A router over the chosen server: it finds the server owning each snapshot."""
+    from riido_pg.shards import Router
+
+    with connect(ctx) as conn, Router(conn) as router:
+        yield router
+
+
+@contextmanager
+def connect_for_load(ctx: typer.Context, snapshot_id: str, shard: str | None) -> Iterator[Conn]:
+    """The writable connection a load of ``snapshot_id`` goes to (its shard, placed by
+    the documented rule or ``--shard``; the server itself when it has no shards)."""
+    with routed(ctx) as router:
+        yield router.for_load(snapshot_id, shard)
+
+
+ShardOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--shard",
+        metavar="NAME",
+        help="Place a new snapshot on this shard (default: the shard with the fewest documents).",
+        show_default=False,
+    ),
+]
 
 
 def emit_json(obj: object) -> None:

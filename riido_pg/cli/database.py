@@ -26,12 +26,20 @@ def db_upgrade(
     dsn: DsnOption = None,
     debug: DebugOption = False,
 ) -> None:
-    """Migrate the schema up (default: to the newest revision)."""
+    """Migrate the schema up (default: to the newest revision), and every shard's."""
     from riido_pg.server import migrate
 
     url = _dsn(ctx, dsn, debug)
     migrate.upgrade(url, revision)
-    typer.echo(f"schema at {migrate.current(url) or 'base'}")
+    at = migrate.current(url)
+    typer.echo(f"schema at {at or 'base'}")
+    if at is None or at < "0007":  # no shard catalog below 0007
+        return
+    from riido_pg.shards import upgrade_shards
+
+    with connect(ctx, migrate=False) as conn:
+        for name, rev in upgrade_shards(conn, revision):
+            typer.echo(f"shard {name!r}: schema at {rev or 'base'}")
 
 
 @app.command("downgrade")

@@ -16,10 +16,10 @@ import typer
 from riido_pg.cli.context import (
     DebugOption,
     DsnOption,
-    connect,
     embed,
     load_model,
     progress_bar,
+    routed,
     settings,
 )
 from riido_pg.errors import ConflictingOptions, InvalidCorpus, InvalidInput
@@ -136,7 +136,16 @@ def eval_command(
     if model is not None:
         load_model(model)  # an unknown or uninstalled model fails before any work
     note = ""
-    with progress_bar() as progress, connect(ctx) as conn:
+    with progress_bar() as progress, routed(ctx) as router:
+        if beir_dir is not None:  # its snapshot goes where a load of it would go
+            from riido_pg.evaluation.beir import corpus_sha256
+            from riido_pg.evaluation.corpora import snapshot_id_for
+
+            cfg = check_text_config(router.coordinator, text_config or DEFAULT_TEXT_CONFIG)
+            conn = router.for_load(snapshot_id_for(corpus_sha256(beir_dir), cfg))
+        else:
+            assert snapshot is not None
+            conn = router.owner(snapshot)
         if beir_dir is not None:
             stored = store_corpus(
                 conn,

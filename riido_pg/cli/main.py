@@ -18,7 +18,7 @@ from typing import Annotated, NoReturn
 import typer
 
 from riido_pg import __version__
-from riido_pg.cli import database, search, snapshots
+from riido_pg.cli import database, search, shards, snapshots
 from riido_pg.cli.context import DebugOption, Settings, settings
 from riido_pg.cli.evaluate import corpus_app, eval_command
 from riido_pg.cli.extract import extract
@@ -40,6 +40,7 @@ app.command()(search.query)
 app.command()(extract)
 app.command("eval")(eval_command)
 app.add_typer(snapshots.app, name="snapshots")
+app.add_typer(shards.app, name="shards")
 app.add_typer(corpus_app, name="corpus")
 app.add_typer(database.app, name="db")
 

@@ -17,13 +17,16 @@ from riido_pg.cli.context import (
     LimitOpt,
     ModelOpt,
     PolicyOpt,
+    ShardOpt,
     TextConfig,
     connect,
+    connect_for_load,
     embed,
     emit_json,
     load_model,
     note,
     progress_bar,
+    routed,
     select_policy,
     settings,
 )
@@ -142,6 +145,7 @@ def load(
             show_default=False,
         ),
     ] = None,
+    shard: ShardOpt = None,
     dsn: DsnOption = None,
     debug: DebugOption = False,
 ) -> None:
@@ -158,7 +162,7 @@ def load(
     if (source is None) == (from_table is None):
         raise ConflictingOptions("give a SOURCE to load, or --from-table SCHEMA.TABLE, not both")
     if from_table is not None:
-        with progress_bar() as progress, connect(ctx) as conn:
+        with progress_bar() as progress, connect_for_load(ctx, snapshot_id, shard) as conn:
             result = load_snapshot_from_table(
                 conn,
                 snapshot_id,
@@ -194,7 +198,7 @@ def load(
             )
         else:
             docs = read_source(source, snapshot_id=snapshot_id)
-        with connect(ctx) as conn:
+        with connect_for_load(ctx, snapshot_id, shard) as conn:
             result = load_snapshot(
                 conn,
                 snapshot_id,
@@ -246,15 +250,18 @@ def query(
     check_query(query_text)
     chosen, hint_ids = select_policy(identifier_hints, hints_file, policy, model)
     shown = limit if limit is not None or fmt is Format.json else TABLE_ROWS
-    with connect(ctx) as conn:
-        ranking = rank_snapshot(
-            conn,
+    with routed(ctx) as router:
+        ranking = router.run(
             snapshot_id,
-            query_text,
-            policy=chosen,
-            limit=shown,
-            hints=hint_ids,
-            model=model,
+            lambda conn: rank_snapshot(
+                conn,
+                snapshot_id,
+                query_text,
+                policy=chosen,
+                limit=shown,
+                hints=hint_ids,
+                model=model,
+            ),
         )
     if not ranking.searchable:
         note(NO_WORDS)

@@ -1,4 +1,4 @@
-"""``snapshots list`` and ``snapshots drop``."""
+"""``snapshots list``, ``snapshots drop`` and ``snapshots move``."""
 
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ from typing import Annotated
 
 import typer
 
-from riido_pg.cli.context import DebugOption, DsnOption, Format, connect, emit_json, settings
+from riido_pg.cli.context import DebugOption, DsnOption, Format, emit_json, routed, settings
 
 __all__ = ["app"]
 
-app = typer.Typer(help="List or drop stored snapshots.", no_args_is_help=True)
+app = typer.Typer(help="List, drop or move stored snapshots.", no_args_is_help=True)
+
+SnapshotArg = Annotated[str, typer.Argument(metavar="SNAPSHOT_ID", help="Snapshot id.")]
 
 
 @app.command("list")
@@ -20,42 +22,63 @@ def snapshots_list(
     dsn: DsnOption = None,
     debug: DebugOption = False,
 ) -> None:
-    """List snapshots: id, documents, text config, state, created."""
-    from riido_pg.storage import list_snapshots
+    """List snapshots: id, documents, text config, state, created (and shard)."""
+    from riido_pg.shards import list_snapshots
 
     settings(ctx, dsn, debug)
-    with connect(ctx) as conn:
-        snaps = list_snapshots(conn)
+    with routed(ctx) as router:
+        snaps, unreachable = list_snapshots(router)
     if fmt is Format.json:
         emit_json(
             [
                 {
-                    "id": s.snapshot_id,
-                    "documents": s.documents,
-                    "text_config": s.text_config,
-                    "state": s.state,
-                    "created": s.created_at.isoformat(),
+                    "id": p.snapshot.snapshot_id,
+                    "documents": p.snapshot.documents,
+                    "text_config": p.snapshot.text_config,
+                    "state": p.snapshot.state,
+                    "created": p.snapshot.created_at.isoformat(),
+                    "shard": p.shard,
                 }
-                for s in snaps
+                for p in snaps
             ]
         )
-        return
-    from riido_pg.cli.tables import print_snapshots
+    else:
+        from riido_pg.cli.tables import print_snapshots
 
-    print_snapshots(snaps)
+        print_snapshots(snaps)
+    if unreachable:  # the others are listed; the first unreachable shard fails the run
+        raise unreachable[0]
 
 
 @app.command("drop")
 def snapshots_drop(
     ctx: typer.Context,
-    snapshot_id: Annotated[str, typer.Argument(metavar="SNAPSHOT_ID", help="Snapshot to remove.")],
+    snapshot_id: SnapshotArg,
     dsn: DsnOption = None,
     debug: DebugOption = False,
 ) -> None:
-    """Remove a snapshot."""
-    from riido_pg.storage import drop_snapshot
+    """Remove a snapshot (from the shard holding it)."""
+    from riido_pg.shards import drop_snapshot
 
     settings(ctx, dsn, debug)
-    with connect(ctx) as conn:
-        drop_snapshot(conn, snapshot_id)
+    with routed(ctx) as router:
+        drop_snapshot(router, snapshot_id)
     typer.echo(f"dropped snapshot {snapshot_id!r}")
+
+
+@app.command("move")
+def snapshots_move(
+    ctx: typer.Context,
+    snapshot_id: SnapshotArg,
+    shard: Annotated[str, typer.Argument(metavar="SHARD", help="The shard to move it to.")],
+    dsn: DsnOption = None,
+    debug: DebugOption = False,
+) -> None:
+    """Move a snapshot to another shard: copy, verify, switch readers, remove the old copy."""
+    from riido_pg.shards import move_snapshot
+
+    settings(ctx, dsn, debug)
+    with routed(ctx) as router:
+        came_from = move_snapshot(router, snapshot_id, shard)
+    where = f"shard {came_from!r}" if came_from else "the coordinator"
+    typer.echo(f"moved snapshot {snapshot_id!r} from {where} to shard {shard!r}")

@@ -20,9 +20,9 @@ from riido_pg.words import count
 if TYPE_CHECKING:
     from riido_pg.evaluation import Evaluation
     from riido_pg.ranking import Ranking
-    from riido_pg.storage import Snapshot
+    from riido_pg.shards import PlacedSnapshot, ShardInfo
 
-__all__ = ["print_evaluation", "print_ranking", "print_snapshots"]
+__all__ = ["print_evaluation", "print_ranking", "print_shards", "print_snapshots"]
 
 
 def _console(table: Table) -> Console:
@@ -60,18 +60,41 @@ def print_ranking(ranking: Ranking, *, more_hint: bool) -> None:
     _console(table).print(table)
 
 
-def print_snapshots(snaps: Sequence[Snapshot]) -> None:
+def print_snapshots(snaps: Sequence[PlacedSnapshot]) -> None:
+    """The snapshots table; a shard column when any snapshot is on a shard."""
     table = Table()
-    _id_column(table, "id", [s.snapshot_id for s in snaps])
-    for name in ("documents", "text config", "state", "created"):
+    _id_column(table, "id", [p.snapshot.snapshot_id for p in snaps])
+    sharded = any(p.shard is not None for p in snaps)
+    for name in ("documents", "text config", "state", "created", *(("shard",) if sharded else ())):
         table.add_column(name, justify="right" if name == "documents" else "left")
-    for s in snaps:
+    for p in snaps:
+        s = p.snapshot
         table.add_row(
             Text(s.snapshot_id),
             str(s.documents),
             s.text_config,
             s.state,
             s.created_at.isoformat(timespec="seconds"),
+            *((p.shard or "(coordinator)",) if sharded else ()),
+        )
+    _console(table).print(table)
+
+
+def print_shards(shards: Sequence[ShardInfo]) -> None:
+    table = Table()
+    _id_column(table, "shard", [s.name for s in shards])
+    for name in ("host", "port", "database", "snapshots", "documents", "bytes"):
+        table.add_column(
+            name, justify="right" if name in ("snapshots", "documents", "bytes") else "left"
+        )
+    for s in shards:
+        counts = (s.snapshots, s.documents, s.bytes)
+        table.add_row(
+            Text(s.name),
+            s.host,
+            s.port,
+            s.dbname,
+            *(("unreachable", "-", "-") if s.snapshots is None else (str(c) for c in counts)),
         )
     _console(table).print(table)
 

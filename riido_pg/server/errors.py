@@ -12,6 +12,7 @@ psycopg error                          riido-pg error                  exit
 ``InsufficientPrivilege``              :class:`PermissionDenied`       1
 ``UndefinedTable``/``InvalidSchemaName``
 on a ``riido`` object                  :class:`SchemaMissing`          1
+``ReadOnlySqlTransaction`` (standby)   :class:`ReadOnlyServer`         1
 ``OperationalError`` (connection)      :class:`DatabaseUnavailable`    1
 =====================================  ==============================  ====
 
@@ -31,6 +32,7 @@ from riido_pg.errors import (
     DatabaseUnavailable,
     PermissionDenied,
     QueryTimeout,
+    ReadOnlyServer,
     RiidoError,
     SchemaMissing,
 )
@@ -61,6 +63,11 @@ def translate(exc: psycopg.Error) -> RiidoError | None:
     if isinstance(exc, psycopg.errors.InsufficientPrivilege):
         return PermissionDenied(
             f"permission denied: {exc.diag.message_primary}; connect as a role that may do this"
+        )
+    if isinstance(exc, psycopg.errors.ReadOnlySqlTransaction):
+        return ReadOnlyServer(
+            f"{exc.diag.message_primary}: the server is a read-only hot standby (or the "
+            "transaction is read-only); send writes to the primary"
         )
     if isinstance(exc, psycopg.errors.UndefinedTable | psycopg.errors.InvalidSchemaName):
         message = exc.diag.message_primary or ""

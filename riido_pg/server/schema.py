@@ -30,8 +30,10 @@ __all__ = [
     "Document",
     "Embedding",
     "EvalCorpus",
+    "Placement",
     "Posting",
     "Question",
+    "Shard",
     "Snapshot",
     "SnapshotModel",
     "Target",
@@ -249,3 +251,31 @@ class Embedding(Base):
     model: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
     doc_ord: Mapped[int] = mapped_column(Integer, primary_key=True)
     vec: Mapped[bytes] = mapped_column(BYTEA, nullable=False)
+
+
+class Shard(Base):
+    """A shard of a coordinator: its postgres_fdw server (whose user mapping holds the
+    credentials) and its connection string without user or password."""
+
+    __tablename__ = "shards"
+
+    name: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
+    server: Mapped[str] = mapped_column(Text, nullable=False, unique=True)
+    conninfo: Mapped[str] = mapped_column(Text, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), nullable=False, server_default=func.now()
+    )
+
+
+class Placement(Base):
+    """The shard holding a snapshot (no row: the coordinator's own tables hold it)."""
+
+    __tablename__ = "placements"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["shard"], ["riido.shards.name"], name="placements_shard_fkey", ondelete="RESTRICT"
+        ),
+    )
+
+    snapshot_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
+    shard: Mapped[str] = mapped_column(C_TEXT, nullable=False)

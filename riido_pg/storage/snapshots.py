@@ -29,6 +29,7 @@ __all__ = [
     "CONTENT_TABLES",
     "DEFAULT_TEXT_CONFIG",
     "K1",
+    "SNAPSHOT_COLUMNS",
     "B",
     "Snapshot",
     "check_text_config",
@@ -119,7 +120,7 @@ def check_text_config(conn: Conn, text_config: str) -> str:
 
 
 #: The columns of riido.snapshots that make a Snapshot, in its field order.
-_SNAPSHOT_COLUMNS = (
+SNAPSHOT_COLUMNS = (
     "SELECT snapshot_id, document_count, text_config, state, created_at, content_digest "
     "FROM riido.snapshots"
 )
@@ -128,7 +129,7 @@ _SNAPSHOT_COLUMNS = (
 @translated
 def find_snapshot(conn: Conn, snapshot_id: str) -> Snapshot | None:
     """The snapshot's row in any state, or None."""
-    row = conn.execute(_SNAPSHOT_COLUMNS + " WHERE snapshot_id = %s", (snapshot_id,)).fetchone()
+    row = conn.execute(SNAPSHOT_COLUMNS + " WHERE snapshot_id = %s", (snapshot_id,)).fetchone()
     return Snapshot(*row) if row else None
 
 
@@ -146,6 +147,12 @@ def get_snapshot(conn: Conn, snapshot_id: str) -> Snapshot:
             raise SnapshotLoading(
                 f"snapshot {snapshot_id!r} is still loading; query it when the load finishes"
             )
+        standby = conn.execute("SELECT pg_is_in_recovery()").fetchone()
+        if standby and standby[0]:  # the loader's lock is on the primary, out of sight
+            raise SnapshotLoading(
+                f"snapshot {snapshot_id!r} is not ready on this standby: it is loading on the "
+                "primary (query it when the load finishes), or its load was interrupted"
+            )
         raise SnapshotLoading(
             f"snapshot {snapshot_id!r} was interrupted while loading; run the load again "
             f"or drop it with `riido-pg snapshots drop {snapshot_id}`"
@@ -157,7 +164,7 @@ def get_snapshot(conn: Conn, snapshot_id: str) -> Snapshot:
 def list_snapshots(conn: Conn) -> list[Snapshot]:
     """Every snapshot, ready or loading (not the hidden rows of a replace)."""
     rows = conn.execute(
-        _SNAPSHOT_COLUMNS + " WHERE state <> 'replacing' ORDER BY snapshot_id"
+        SNAPSHOT_COLUMNS + " WHERE state <> 'replacing' ORDER BY snapshot_id"
     ).fetchall()
     return [Snapshot(*r) for r in rows]
 
