@@ -132,13 +132,18 @@ PHASES = {
 }
 
 
+#: Phases that advance together while a load streams its input.
+STREAMED = frozenset({"files", "functions", "rows", "documents"})
+
+
 @contextmanager
 def progress_bar() -> Iterator[Callable[[str, int, int], None] | None]:
     """A rich progress bar on stderr when it is a terminal; otherwise nothing.
 
     Every phase is a row with a spinner and its elapsed time, so a long phase shows it
     is alive; a phase reported with total 0 has no known size (a pulsing bar). A new
-    phase completes the ones before it.
+    phase completes the ones before it, except that the phases of a streamed input
+    (:data:`STREAMED`) run side by side.
     """
     if not sys.stderr.isatty():
         yield None
@@ -162,7 +167,8 @@ def progress_bar() -> Iterator[Callable[[str, int, int], None] | None]:
 
         def render(self, task: Task) -> Text:
             speed = task.finished_speed or task.speed
-            return Text(f"{speed:,.0f}/s" if speed and task.completed > 1 else "")
+            shown = task.fields.get("counted") and speed and task.completed > 1
+            return Text(f"{speed:,.0f}/s" if shown else "")
 
     with Progress(
         SpinnerColumn(finished_text="✓"),
@@ -178,13 +184,20 @@ def progress_bar() -> Iterator[Callable[[str, int, int], None] | None]:
 
         def update(phase: str, done: int, total: int) -> None:
             if phase not in tasks:
-                for earlier in tasks.values():
+                # a streamed load reads, extracts and indexes at once: those phases
+                # advance together; a later phase completes every one before it
+                streamed = phase in STREAMED
+                for name, earlier in tasks.items():
+                    if streamed and name in STREAMED:
+                        continue
                     task = bar.tasks[earlier]
                     if not task.finished:
                         bar.update(
                             earlier, total=task.completed or 1, completed=task.completed or 1
                         )
-                tasks[phase] = bar.add_task(PHASES.get(phase, phase), total=total or None)
+                tasks[phase] = bar.add_task(
+                    PHASES.get(phase, phase), total=total or None, counted=streamed
+                )
             bar.update(tasks[phase], completed=done, total=total or None)
 
         yield update
