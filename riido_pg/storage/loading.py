@@ -58,7 +58,9 @@ from riido_pg.storage.snapshots import (
     delete_content,
     find_snapshot,
     insert_snapshot_row,
+    load_session_timeout,
     load_timeout,
+    load_timeout_ms,
     shadow_id,
     snapshot_lock,
 )
@@ -384,7 +386,12 @@ def _worker_connections(conn: Conn, n: int) -> list[Conn]:
     out: list[Conn] = []
     try:
         for _ in range(n):
-            out.append(psycopg.connect(autocommit=True, **params))  # type: ignore[arg-type]
+            c = psycopg.connect(autocommit=True, **params)  # type: ignore[arg-type]
+            out.append(c)
+            # a load's session: bounded by its input, not by the query timeout
+            c.execute(
+                "SELECT set_config('statement_timeout', %s, false)", (str(load_timeout_ms()),)
+            )
     except BaseException:
         for c in out:
             c.close()
@@ -790,6 +797,7 @@ def _load_parallel(conn: Conn, req: _Request, jobs: int) -> LoadResult:
     marked = _mark_loading(conn, snapshot_id, cfg)
     target = snapshot_id if marked else shadow_id(snapshot_id)
     with ExitStack() as stack:
+        stack.enter_context(load_session_timeout(conn))
         conns = stack.enter_context(_connections(conn, jobs))
         workers = _Workers(conns, cfg, token, req.skips)
         try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -39,7 +39,9 @@ __all__ = [
     "get_snapshot",
     "insert_snapshot_row",
     "list_snapshots",
+    "load_session_timeout",
     "load_timeout",
+    "load_timeout_ms",
     "shadow_id",
     "snapshot_lock",
 ]
@@ -216,6 +218,29 @@ def insert_snapshot_row(
     )
 
 
+def load_timeout_ms() -> int:
+    """A load's statement timeout: ``RIIDO_PG_LOAD_TIMEOUT_MS``, default 0 (none)."""
+    value = os.environ.get("RIIDO_PG_LOAD_TIMEOUT_MS", "0")
+    return int(value) if value.isdigit() else 0
+
+
+@contextmanager
+def load_session_timeout(conn: Conn) -> Iterator[None]:
+    """Outside a transaction: :func:`load_timeout` for every statement of the block,
+    on a session a load commits several transactions in (a parallel load); the
+    session's statement timeout is back after the block."""
+    row = conn.execute("SHOW statement_timeout").fetchone()
+    before = str(row[0]) if row else "0"
+    conn.execute("SELECT set_config('statement_timeout', %s, false)", (str(load_timeout_ms()),))
+    try:
+        yield
+    finally:
+        if not conn.closed and not conn.broken:
+            with suppress(psycopg.Error):
+                if conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+                    conn.execute("SELECT set_config('statement_timeout', %s, false)", (before,))
+
+
 @contextmanager
 def load_timeout(conn: Conn) -> Iterator[None]:
     """Inside a transaction: for the block, loads are bounded by their input, not by
@@ -223,9 +248,7 @@ def load_timeout(conn: Conn) -> Iterator[None]:
     applies instead. The session's statement timeout is back after the block."""
     row = conn.execute("SHOW statement_timeout").fetchone()
     before = str(row[0]) if row else "0"
-    value = os.environ.get("RIIDO_PG_LOAD_TIMEOUT_MS", "0")
-    ms = int(value) if value.isdigit() else 0
-    conn.execute("SELECT set_config('statement_timeout', %s, true)", (str(ms),))
+    conn.execute("SELECT set_config('statement_timeout', %s, true)", (str(load_timeout_ms()),))
     try:
         yield
     finally:
