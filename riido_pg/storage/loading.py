@@ -27,11 +27,10 @@ which the next load of that id, ``snapshots drop`` and the text collector remove
 from __future__ import annotations
 
 import os
-import queue
 import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import ExitStack, contextmanager, suppress
+from contextlib import ExitStack, suppress
 from dataclasses import dataclass
 
 import psycopg
@@ -49,7 +48,7 @@ from riido_pg.errors import InvalidInput, SnapshotExists
 from riido_pg.resources import sql_text
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import translated
-from riido_pg.splitting import split_identifiers
+from riido_pg.storage.indexing import MAX_WORD_BYTES, Skips, send_texts, store_texts
 from riido_pg.storage.snapshots import (
     DEFAULT_TEXT_CONFIG,
     K1,
@@ -60,11 +59,11 @@ from riido_pg.storage.snapshots import (
     insert_snapshot_row,
     load_session_timeout,
     load_timeout,
-    load_timeout_ms,
     shadow_id,
     snapshot_lock,
 )
 from riido_pg.storage.texts import collect_garbage, text_keyer, texts_shared, texts_shared_xact
+from riido_pg.storage.workers import Workers, connections
 
 __all__ = [
     "CHUNK",
@@ -73,7 +72,6 @@ __all__ = [
     "Progress",
     "default_jobs",
     "load_snapshot",
-    "worker_connection",
     "write_documents",
     "write_snapshot",
 ]
@@ -86,9 +84,6 @@ __all__ = [
 #: changed a lot).
 Progress = Callable[[str, int, int], None]
 
-#: The longest word PostgreSQL indexes, in UTF-8 bytes: it drops longer ones with a
-#: notice ("word is too long to be indexed").
-MAX_WORD_BYTES = 2047
 #: Documents per chunk: what the client holds per chunk in flight.
 CHUNK = 2_000
 _COLUMNS = (("raw", "tsv_raw", "len_raw"), ("ident", "tsv_ident", "len_ident"))
@@ -154,269 +149,6 @@ def _stored_keys(conn: Conn, keys: list[uuid.UUID]) -> set[uuid.UUID]:
     return {r[0] for r in rows}
 
 
-class _Skips:
-    """Documents PostgreSQL cannot index, left out instead of failing the load (a
-    source tree's: the caller has what it has) when ``report`` is given."""
-
-    def __init__(self, report: Callable[[str, str], None] | None) -> None:
-        self.report = report
-        self.keys: set[uuid.UUID] = set()
-        self.lock = threading.Lock()
-
-    def add(self, doc_id: str, key: uuid.UUID, reason: str) -> None:
-        with self.lock:
-            self.keys.add(key)
-            if self.report is not None:
-                self.report(doc_id, reason)
-
-
-class _Retry(Exception):
-    """Roll the chunk's insert back: some of its texts cannot be indexed."""
-
-
-def _send_texts(conn: Conn, texts: dict[uuid.UUID, tuple[str, str]], *, fresh: bool) -> None:
-    """COPY ``texts`` (key -> (doc_id, body)) with their split form into the session's
-    riido_texts_in (emptied first when ``fresh``), in key order."""
-    conn.execute(
-        "CREATE TEMP TABLE IF NOT EXISTS riido_texts_in "
-        '(key uuid, doc_id text COLLATE "C", body text, ident text) ON COMMIT DELETE ROWS'
-    )
-    if fresh:
-        conn.execute("TRUNCATE riido_texts_in")
-    with conn.cursor().copy("COPY riido_texts_in (key, doc_id, body, ident) FROM STDIN") as cp:
-        for key in sorted(texts):
-            doc_id, body = texts[key]
-            cp.write_row((key, doc_id, body, split_identifiers(body)))
-
-
-def _index_texts(
-    conn: Conn,
-    texts: dict[uuid.UUID, tuple[str, str]],
-    cfg: str,
-    token: uuid.UUID,
-    skips: _Skips,
-) -> None:
-    """A worker: store one chunk's new texts in a transaction of its own."""
-    with conn.transaction():
-        _send_texts(conn, texts, fresh=True)
-        _store_texts(conn, cfg, token, skips)
-
-
-def _store_texts(conn: Conn, cfg: str, token: uuid.UUID | None, skips: _Skips) -> None:
-    """Store the texts in riido_texts_in with both tsvectors, in key order (so loads
-    storing the same new texts wait for each other in one order and never deadlock),
-    inside the caller's transaction. InvalidInput names a document PostgreSQL cannot
-    index (a tsvector over 1 MB, a word over 2,047 bytes) unless ``skips`` leaves
-    such documents out."""
-    notices: list[str] = []
-    detail = ""
-
-    def on_notice(diag: psycopg.errors.Diagnostic) -> None:
-        if diag.message_primary:
-            notices.append(diag.message_primary)
-
-    conn.add_notice_handler(on_notice)
-    try:
-        for _ in range(3):  # a retry can only find what the first pass hid
-            notices.clear()
-            bad: dict[uuid.UUID, tuple[str, str]] = {}  # key -> (doc_id, why)
-            try:
-                with conn.transaction():  # savepoint: keeps the input for diagnosis
-                    conn.execute(sql_text("insert_texts"), {"text_config": cfg, "token": token})
-                    if any("too long to be indexed" in n for n in notices):
-                        bad = {k: (d, "long word") for k, d in _long_words(conn, cfg)}
-                        raise _Retry
-            except psycopg.errors.ProgramLimitExceeded as exc:
-                bad = {k: (d, "too large") for k, d in _oversized(conn, cfg)}
-                detail = exc.diag.message_primary or ""
-            except _Retry:
-                pass
-            if not bad:
-                return
-            if skips.report is None:
-                culprit, why = min(bad.values())
-                if why == "too large":
-                    raise InvalidInput(
-                        f"document {culprit!r} is too large to index (PostgreSQL: {detail})"
-                    )
-                raise InvalidInput(
-                    f"document {culprit!r} has a word of more than {MAX_WORD_BYTES} bytes, "
-                    "which PostgreSQL cannot index"
-                )
-            for key, (doc_id, why) in bad.items():
-                reason = (
-                    "its tsvector is over PostgreSQL's 1 MB"
-                    if why == "too large"
-                    else f"a word of more than {MAX_WORD_BYTES} bytes"
-                )
-                skips.add(doc_id, key, reason)
-            conn.execute("DELETE FROM riido_texts_in WHERE key = ANY(%s)", (list(bad),))
-        raise InvalidInput("documents could not be indexed after three tries")
-    finally:
-        conn.remove_notice_handler(on_notice)
-
-
-def _long_words(conn: Conn, cfg: str) -> list[tuple[uuid.UUID, str]]:
-    """(key, doc_id) of the staged texts holding a token PostgreSQL drops as too long."""
-    rows = conn.execute(
-        "SELECT i.key, i.doc_id FROM riido_texts_in AS i "
-        "WHERE EXISTS (SELECT 1 FROM ts_parse("
-        "  (SELECT cfgparser FROM pg_ts_config WHERE oid = %(cfg)s::regconfig), i.body || ' ' "
-        "  || i.ident) AS t WHERE octet_length(t.token) > %(max)s)",
-        {"cfg": cfg, "max": MAX_WORD_BYTES},
-    ).fetchall()
-    return [(r[0], str(r[1])) for r in rows]
-
-
-def _oversized(conn: Conn, cfg: str) -> list[tuple[uuid.UUID, str]]:
-    """(key, doc_id) of the staged texts whose tsvector exceeds PostgreSQL's 1 MB:
-    batches of 500 first, then each text of a batch that fails."""
-    probe = (
-        "SELECT count(to_tsvector(%(cfg)s::regconfig, body)) "
-        "+ count(to_tsvector(%(cfg)s::regconfig, ident)) FROM riido_texts_in "
-        "WHERE key = ANY(%(keys)s::uuid[])"
-    )
-
-    def fails(keys: list[uuid.UUID]) -> bool:
-        try:
-            with conn.transaction():
-                conn.execute(probe, {"cfg": cfg, "keys": keys})
-        except psycopg.errors.ProgramLimitExceeded:
-            return True
-        return False
-
-    rows = conn.execute("SELECT key, doc_id FROM riido_texts_in ORDER BY key").fetchall()
-    found = []
-    for i in range(0, len(rows), 500):
-        batch = rows[i : i + 500]
-        if fails([r[0] for r in batch]):
-            found += [(r[0], str(r[1])) for r in batch if fails([r[0]])]
-    return found
-
-
-# --- workers ---------------------------------------------------------------------
-
-
-class _Workers:
-    """Worker connections indexing texts while the client reads (``jobs`` > 1)."""
-
-    def __init__(self, conns: list[Conn], cfg: str, token: uuid.UUID, skips: _Skips) -> None:
-        self.conns = conns
-        self.cfg = cfg
-        self.token = token
-        self.skips = skips
-        self.queue: queue.Queue[dict[uuid.UUID, tuple[str, str]] | None] = queue.Queue(
-            maxsize=2 * len(conns)
-        )
-        self.errors: list[BaseException] = []
-        self.failed = threading.Event()
-        self.threads = [
-            threading.Thread(target=self._run, args=(c,), name=f"riido-load-{i}", daemon=True)
-            for i, c in enumerate(conns)
-        ]
-        for t in self.threads:
-            t.start()
-
-    def _run(self, conn: Conn) -> None:
-        try:
-            while (texts := self.queue.get()) is not None:
-                if self.failed.is_set():
-                    continue
-                _index_texts(conn, texts, self.cfg, self.token, self.skips)
-        except BaseException as exc:  # reported by the reading thread
-            self.errors.append(exc)
-            self.failed.set()
-            # keep draining so the reader never blocks on a full queue
-            while self.queue.get() is not None:
-                pass
-
-    def check(self) -> None:
-        if self.errors:
-            raise self.errors[0]
-
-    def put(self, texts: dict[uuid.UUID, tuple[str, str]]) -> None:
-        while True:
-            self.check()
-            try:
-                self.queue.put(texts, timeout=0.2)
-                return
-            except queue.Full:
-                continue
-
-    def finish(self) -> None:
-        """Wait for every chunk to be stored; the first worker error, if any."""
-        for _ in self.threads:
-            self.put_stop()
-        for t in self.threads:
-            while t.is_alive():
-                t.join(timeout=0.2)
-        self.check()
-
-    def put_stop(self) -> None:
-        while True:
-            try:
-                self.queue.put(None, timeout=0.2)
-                return
-            except queue.Full:
-                if not any(t.is_alive() for t in self.threads):
-                    return
-
-    def abort(self) -> None:
-        """Stop at once: cancel what the workers run, let the threads end."""
-        self.failed.set()
-        for conn in self.conns:
-            with suppress(Exception):
-                conn.cancel_safe(timeout=5)
-        with suppress(queue.Empty):
-            while True:
-                self.queue.get_nowait()
-        for _ in self.threads:
-            with suppress(queue.Full):
-                self.queue.put_nowait(None)
-        for t in self.threads:
-            t.join(timeout=10)
-
-
-def _worker_connections(conn: Conn, n: int) -> list[Conn]:
-    """``n`` more sessions to the server of ``conn``, as the same role, autocommit."""
-    params: dict[str, object] = dict(conn.info.get_parameters())
-    password = conn.info.password
-    if password:
-        params["password"] = password
-    out: list[Conn] = []
-    try:
-        for _ in range(n):
-            c = psycopg.connect(autocommit=True, **params)  # type: ignore[arg-type]
-            out.append(c)
-            # a load's session: bounded by its input, not by the query timeout
-            c.execute(
-                "SELECT set_config('statement_timeout', %s, false)", (str(load_timeout_ms()),)
-            )
-    except BaseException:
-        for c in out:
-            c.close()
-        raise
-    return out
-
-
-@contextmanager
-def _connections(conn: Conn, n: int) -> Iterator[list[Conn]]:
-    conns = _worker_connections(conn, n) if n else []
-    try:
-        yield conns
-    finally:
-        for c in conns:
-            with suppress(Exception):
-                c.close()
-
-
-@contextmanager
-def worker_connection(conn: Conn) -> Iterator[Conn]:
-    """One more session to the server of ``conn``, as the same role, for the block."""
-    with _connections(conn, 1) as conns:
-        yield conns[0]
-
-
 # --- staging ---------------------------------------------------------------------
 
 
@@ -433,8 +165,8 @@ def _stage(
     *,
     where: str,
     checked: bool,
-    workers: _Workers | None,
-    skips: _Skips,
+    workers: Workers | None,
+    skips: Skips,
     progress: Progress | None,
 ) -> _Staged:
     """Read ``docs`` into the staging table riido_stage; their texts not yet stored are
@@ -454,7 +186,7 @@ def _stage(
             if workers is not None:
                 workers.put(new)
             else:  # stored at the end, in one statement, in key order
-                _send_texts(conn, new, fresh=False)
+                send_texts(conn, new, fresh=False)
                 sent = True
         with conn.cursor().copy("COPY riido_stage (doc_id, key) FROM STDIN") as cp:
             for pair in chunk.pairs:
@@ -469,7 +201,7 @@ def _stage(
             progress("documents", done, done)
             progress("tsvectors", 0, 0)
         if sent:
-            _store_texts(conn, cfg, None, skips)
+            store_texts(conn, cfg, None, skips)
     if skips.keys:  # left out (a source tree's documents PostgreSQL cannot index)
         conn.execute("DELETE FROM riido_stage WHERE key = ANY(%s)", (list(skips.keys),))
     with conn.transaction(), load_timeout(conn):  # a sort of every id: a load's bound
@@ -569,7 +301,7 @@ def write_documents(
         where=where,
         checked=checked,
         workers=None,
-        skips=_Skips(skip),
+        skips=Skips(skip),
         progress=progress,
     )
     conn.execute(sql_text("insert_documents"), {"snapshot_id": snapshot_id})
@@ -659,7 +391,7 @@ def write_snapshot(
     if in_transaction:
         jobs = 1
     req = _Request(
-        snapshot_id, documents, text_config, where, checked, replace, progress, _Skips(skip)
+        snapshot_id, documents, text_config, where, checked, replace, progress, Skips(skip)
     )
     try:
         with texts_shared(conn):
@@ -748,7 +480,7 @@ class _Request:
     checked: bool
     replace: bool
     progress: Progress | None
-    skips: _Skips
+    skips: Skips
 
 
 def _load_one(conn: Conn, req: _Request) -> LoadResult:
@@ -798,8 +530,8 @@ def _load_parallel(conn: Conn, req: _Request, jobs: int) -> LoadResult:
     target = snapshot_id if marked else shadow_id(snapshot_id)
     with ExitStack() as stack:
         stack.enter_context(load_session_timeout(conn))
-        conns = stack.enter_context(_connections(conn, jobs))
-        workers = _Workers(conns, cfg, token, req.skips)
+        conns = stack.enter_context(connections(conn, jobs))
+        workers = Workers(conns, cfg, token, req.skips)
         try:
             staged = _stage(
                 conn,

@@ -25,8 +25,9 @@ from riido_pg.documents import Document, DocumentStream, check_document
 from riido_pg.errors import InvalidInput
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import translated
-from riido_pg.storage.loading import LoadResult, Progress, load_snapshot, worker_connection
+from riido_pg.storage.loading import LoadResult, Progress, load_snapshot
 from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG
+from riido_pg.storage.workers import worker_connection
 
 __all__ = ["SourceTable", "load_snapshot_from_table", "read_table"]
 

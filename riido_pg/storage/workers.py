@@ -1,0 +1,146 @@
+"""Worker sessions of a parallel load (``--jobs N``).
+
+:func:`connections` opens more sessions to the server of the caller's connection, as
+the same role (its parameters and password), each under the load timeout;
+:class:`Workers` runs one thread per session, taking chunks of new texts from a
+bounded queue and storing each in a transaction of its own
+(:func:`~riido_pg.storage.indexing.index_texts`). The reading thread sees a worker's
+error at its next hand-over and re-raises it; :meth:`Workers.abort` cancels what the
+sessions run.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+
+import psycopg
+
+from riido_pg.server.connect import Conn
+from riido_pg.storage.indexing import Skips, index_texts
+from riido_pg.storage.snapshots import load_timeout_ms
+
+__all__ = ["Workers", "connections", "worker_connection", "worker_connections"]
+
+
+class Workers:
+    """Worker connections indexing texts while the client reads (``jobs`` > 1)."""
+
+    def __init__(self, conns: list[Conn], cfg: str, token: uuid.UUID, skips: Skips) -> None:
+        self.conns = conns
+        self.cfg = cfg
+        self.token = token
+        self.skips = skips
+        self.queue: queue.Queue[dict[uuid.UUID, tuple[str, str]] | None] = queue.Queue(
+            maxsize=2 * len(conns)
+        )
+        self.errors: list[BaseException] = []
+        self.failed = threading.Event()
+        self.threads = [
+            threading.Thread(target=self._run, args=(c,), name=f"riido-load-{i}", daemon=True)
+            for i, c in enumerate(conns)
+        ]
+        for t in self.threads:
+            t.start()
+
+    def _run(self, conn: Conn) -> None:
+        try:
+            while (texts := self.queue.get()) is not None:
+                if self.failed.is_set():
+                    continue
+                index_texts(conn, texts, self.cfg, self.token, self.skips)
+        except BaseException as exc:  # reported by the reading thread
+            self.errors.append(exc)
+            self.failed.set()
+            # keep draining so the reader never blocks on a full queue
+            while self.queue.get() is not None:
+                pass
+
+    def check(self) -> None:
+        if self.errors:
+            raise self.errors[0]
+
+    def put(self, texts: dict[uuid.UUID, tuple[str, str]]) -> None:
+        while True:
+            self.check()
+            try:
+                self.queue.put(texts, timeout=0.2)
+                return
+            except queue.Full:
+                continue
+
+    def finish(self) -> None:
+        """Wait for every chunk to be stored; the first worker error, if any."""
+        for _ in self.threads:
+            self.put_stop()
+        for t in self.threads:
+            while t.is_alive():
+                t.join(timeout=0.2)
+        self.check()
+
+    def put_stop(self) -> None:
+        while True:
+            try:
+                self.queue.put(None, timeout=0.2)
+                return
+            except queue.Full:
+                if not any(t.is_alive() for t in self.threads):
+                    return
+
+    def abort(self) -> None:
+        """Stop at once: cancel what the workers run, let the threads end."""
+        self.failed.set()
+        for conn in self.conns:
+            with suppress(Exception):
+                conn.cancel_safe(timeout=5)
+        with suppress(queue.Empty):
+            while True:
+                self.queue.get_nowait()
+        for _ in self.threads:
+            with suppress(queue.Full):
+                self.queue.put_nowait(None)
+        for t in self.threads:
+            t.join(timeout=10)
+
+
+def worker_connections(conn: Conn, n: int) -> list[Conn]:
+    """``n`` more sessions to the server of ``conn``, as the same role, autocommit."""
+    params: dict[str, object] = dict(conn.info.get_parameters())
+    password = conn.info.password
+    if password:
+        params["password"] = password
+    out: list[Conn] = []
+    try:
+        for _ in range(n):
+            c = psycopg.connect(autocommit=True, **params)  # type: ignore[arg-type]
+            out.append(c)
+            # a load's session: bounded by its input, not by the query timeout
+            c.execute(
+                "SELECT set_config('statement_timeout', %s, false)", (str(load_timeout_ms()),)
+            )
+    except BaseException:
+        for c in out:
+            c.close()
+        raise
+    return out
+
+
+@contextmanager
+def connections(conn: Conn, n: int) -> Iterator[list[Conn]]:
+    conns = worker_connections(conn, n) if n else []
+    try:
+        yield conns
+    finally:
+        for c in conns:
+            with suppress(Exception):
+                c.close()
+
+
+@contextmanager
+def worker_connection(conn: Conn) -> Iterator[Conn]:
+    """One more session to the server of ``conn``, as the same role, for the block."""
+    with connections(conn, 1) as conns:
+        yield conns[0]
