@@ -26,6 +26,7 @@ __all__ = [
     "DocumentStream",
     "HintsRequest",
     "check_document",
+    "check_item",
     "check_query",
     "check_snapshot_id",
     "describe",
@@ -75,11 +76,8 @@ class DocumentSet(Sequence[Document]):
     ) -> None:
         out: list[Document] = []
         seen: set[str] = set()
-        for i, doc in enumerate(docs):
-            if not checked:
-                if not isinstance(doc, Document):
-                    raise InvalidInput(f"{where}: item {i} is not a riido_pg.Document")
-                check_document(doc.id, doc.text, f"{where}: documents[{i}]")
+        for i, item in enumerate(docs):
+            doc = item if checked else check_item(item, i, where)
             assert isinstance(doc, Document)
             if doc.id in seen:
                 raise InvalidInput(f"{where}: duplicate document id {describe(doc.id)}")
@@ -237,6 +235,13 @@ def check_document(doc_id: object, text: object, where: str) -> Document:
             f"the limit is {MAX_DOCUMENT_BYTES}"
         )
     return Document(doc_id, text)
+
+
+def check_item(item: object, i: int, where: str) -> Document:
+    """A caller's ``i``-th item as a checked :class:`Document`, or InvalidInput."""
+    if not isinstance(item, Document):
+        raise InvalidInput(f"{where}: item {i} is not a riido_pg.Document")
+    return check_document(item.id, item.text, f"{where}: documents[{i}]")
 
 
 def validate_documents(

@@ -40,7 +40,7 @@ from riido_pg.documents import (
     Document,
     DocumentSet,
     DocumentStream,
-    check_document,
+    check_item,
     check_snapshot_id,
     describe,
 )
@@ -62,7 +62,13 @@ from riido_pg.storage.snapshots import (
     shadow_id,
     snapshot_lock,
 )
-from riido_pg.storage.texts import collect_garbage, text_keyer, texts_shared, texts_shared_xact
+from riido_pg.storage.texts import (
+    collect_garbage,
+    key_of,
+    text_keyer,
+    texts_shared,
+    texts_shared_xact,
+)
 from riido_pg.storage.workers import Workers, connections
 
 __all__ = [
@@ -125,14 +131,9 @@ class _Chunk:
 def _chunks(docs: Iterable[Document], *, checked: bool, where: str, cfg: str) -> Iterator[_Chunk]:
     base = text_keyer(cfg)
     chunk = _Chunk([], {})
-    for i, doc in enumerate(docs):
-        if not checked:
-            if not isinstance(doc, Document):
-                raise InvalidInput(f"{where}: item {i} is not a riido_pg.Document")
-            check_document(doc.id, doc.text, f"{where}: documents[{i}]")
-        h = base.copy()
-        h.update(doc.text.encode("utf-8"))
-        key = uuid.UUID(bytes=h.digest()[:16])
+    for i, item in enumerate(docs):
+        doc = item if checked else check_item(item, i, where)
+        key = key_of(base, doc.text)
         chunk.pairs.append((doc.id, key))
         chunk.texts.setdefault(key, (doc.id, doc.text))
         if len(chunk.pairs) >= CHUNK:
@@ -149,6 +150,20 @@ def _stored_keys(conn: Conn, keys: list[uuid.UUID]) -> set[uuid.UUID]:
     return {r[0] for r in rows}
 
 
+@dataclass(frozen=True, slots=True)
+class _Request:
+    """What one load was asked to do (its text configuration checked)."""
+
+    snapshot_id: str
+    docs: Iterable[Document]
+    cfg: str
+    where: str
+    checked: bool
+    replace: bool
+    progress: Progress | None
+    skips: Skips
+
+
 # --- staging ---------------------------------------------------------------------
 
 
@@ -158,19 +173,11 @@ class _Staged:
     digest: str
 
 
-def _stage(
-    conn: Conn,
-    docs: Iterable[Document],
-    cfg: str,
-    *,
-    where: str,
-    checked: bool,
-    workers: Workers | None,
-    skips: Skips,
-    progress: Progress | None,
-) -> _Staged:
-    """Read ``docs`` into the staging table riido_stage; their texts not yet stored are
-    indexed on the workers (or on ``conn``, in its transaction, without workers)."""
+def _stage(conn: Conn, req: _Request, workers: Workers | None) -> _Staged:
+    """Read the request's documents into the staging table riido_stage; their texts
+    not yet stored are indexed on the workers (or on ``conn``, in its transaction,
+    without workers)."""
+    cfg, where, skips, progress = req.cfg, req.where, req.skips, req.progress
     conn.execute("DROP TABLE IF EXISTS riido_stage")
     conn.execute('CREATE TEMP TABLE riido_stage (doc_id text COLLATE "C", key uuid)')
     done = 0
@@ -179,7 +186,7 @@ def _stage(
     if workers is None:
         conn.execute("DROP TABLE IF EXISTS riido_texts_in")
     sent = False
-    for chunk in _chunks(docs, checked=checked, where=where, cfg=cfg):
+    for chunk in _chunks(req.docs, checked=req.checked, where=where, cfg=cfg):
         stored = _stored_keys(conn, list(chunk.texts))
         new = {k: v for k, v in chunk.texts.items() if k not in stored}
         if new:
@@ -290,35 +297,31 @@ def write_documents(
     caller's transaction (a scratch snapshot); the number of documents.
 
     Raises InvalidInput naming a document that PostgreSQL cannot index (a tsvector
-    over 1 MB, a word of 2,047 bytes or more), a duplicate id, or no documents.
+    over 1 MB, a word of more than 2,047 bytes), a duplicate id, or no documents.
     """
     texts_shared_xact(conn)
-    where, checked, skip = _label(docs, snapshot_id)
-    staged = _stage(
-        conn,
-        docs,
-        text_config,
-        where=where,
-        checked=checked,
-        workers=None,
-        skips=Skips(skip),
-        progress=progress,
-    )
+    staged = _stage(conn, _request(snapshot_id, docs, text_config, False, progress), None)
     conn.execute(sql_text("insert_documents"), {"snapshot_id": snapshot_id})
     _finalize(conn, snapshot_id, progress)
     conn.execute("DROP TABLE riido_stage")
     return staged.documents
 
 
-def _label(
-    docs: Iterable[Document], snapshot_id: str
-) -> tuple[str, bool, Callable[[str, str], None] | None]:
-    """Where the documents come from (for messages), whether they are checked, and
-    who hears of a document left out because PostgreSQL cannot index it (None: such a
-    document fails the load)."""
+def _request(
+    snapshot_id: str,
+    docs: Iterable[Document],
+    cfg: str,
+    replace: bool,
+    progress: Progress | None,
+) -> _Request:
+    """A load's request: where its documents come from (for messages), whether they
+    are checked, and who hears of a document left out because PostgreSQL cannot index
+    it (nobody: such a document fails the load)."""
     if isinstance(docs, DocumentStream):
-        return docs.where, docs.checked, docs.skip_unindexable
-    return f"snapshot {snapshot_id!r}", isinstance(docs, DocumentSet), None
+        where, checked, skip = docs.where, docs.checked, docs.skip_unindexable
+    else:
+        where, checked, skip = f"snapshot {snapshot_id!r}", isinstance(docs, DocumentSet), None
+    return _Request(snapshot_id, docs, cfg, where, checked, replace, progress, Skips(skip))
 
 
 def _refresh_statistics(conn: Conn, added: int, progress: Progress | None) -> None:
@@ -386,13 +389,10 @@ def write_snapshot(
     same transaction before the lock is released (then ``jobs`` is 1: the parallel
     path commits on its way)."""
     text_config = check_text_config(conn, text_config)
-    where, checked, skip = _label(documents, snapshot_id)
     in_transaction = conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE
     if in_transaction:
         jobs = 1
-    req = _Request(
-        snapshot_id, documents, text_config, where, checked, replace, progress, Skips(skip)
-    )
+    req = _request(snapshot_id, documents, text_config, replace, progress)
     try:
         with texts_shared(conn):
             return _load_one(conn, req) if jobs == 1 else _load_parallel(conn, req, jobs)
@@ -442,16 +442,6 @@ def _mark_loading(conn: Conn, snapshot_id: str, cfg: str) -> bool:
         return True
 
 
-def _unmark_loading(conn: Conn, snapshot_id: str) -> None:
-    if conn.closed or conn.broken:
-        return
-    with suppress(psycopg.Error):
-        if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
-            conn.rollback()
-        with conn.transaction():
-            _clear_leftovers(conn, snapshot_id)
-
-
 def _publish(conn: Conn, snapshot_id: str, staged: _Staged, cfg: str, replacing: bool) -> None:
     """Flip the snapshot to ready with its digest and count (inside a transaction)."""
     if replacing:
@@ -469,39 +459,15 @@ def _publish(conn: Conn, snapshot_id: str, staged: _Staged, cfg: str, replacing:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class _Request:
-    """What one load was asked to do (its text configuration checked)."""
-
-    snapshot_id: str
-    docs: Iterable[Document]
-    cfg: str
-    where: str
-    checked: bool
-    replace: bool
-    progress: Progress | None
-    skips: Skips
-
-
 def _load_one(conn: Conn, req: _Request) -> LoadResult:
     """One connection: the ``loading`` row, then one transaction for everything."""
-    snapshot_id, docs, cfg, progress = req.snapshot_id, req.docs, req.cfg, req.progress
-    where, checked, replace = req.where, req.checked, req.replace
+    snapshot_id, cfg, progress = req.snapshot_id, req.cfg, req.progress
     marked = _mark_loading(conn, snapshot_id, cfg)
     unchanged = False
     try:
         with conn.transaction() as tx, load_timeout(conn):
-            staged = _stage(
-                conn,
-                docs,
-                cfg,
-                where=where,
-                checked=checked,
-                workers=None,
-                skips=req.skips,
-                progress=progress,
-            )
-            if not marked and _existing_ready(conn, snapshot_id, staged.digest, replace):
+            staged = _stage(conn, req, None)
+            if not marked and _existing_ready(conn, snapshot_id, staged.digest, req.replace):
                 unchanged = True
                 raise psycopg.Rollback(tx)  # nothing it stored is needed
             if not marked:
@@ -512,7 +478,7 @@ def _load_one(conn: Conn, req: _Request) -> LoadResult:
             _publish(conn, snapshot_id, staged, cfg, replacing=not marked)
     except BaseException:
         if marked:
-            _unmark_loading(conn, snapshot_id)
+            _forget(conn, snapshot_id, None)
         raise
     if unchanged:
         return LoadResult(snapshot_id, staged.documents, "unchanged")
@@ -523,8 +489,7 @@ def _load_one(conn: Conn, req: _Request) -> LoadResult:
 def _load_parallel(conn: Conn, req: _Request, jobs: int) -> LoadResult:
     """Worker connections index while the client reads; several commits (see the
     module docstring)."""
-    snapshot_id, docs, cfg, progress = req.snapshot_id, req.docs, req.cfg, req.progress
-    where, checked, replace = req.where, req.checked, req.replace
+    snapshot_id, cfg, progress = req.snapshot_id, req.cfg, req.progress
     token = uuid.uuid4()
     marked = _mark_loading(conn, snapshot_id, cfg)
     target = snapshot_id if marked else shadow_id(snapshot_id)
@@ -533,24 +498,14 @@ def _load_parallel(conn: Conn, req: _Request, jobs: int) -> LoadResult:
         conns = stack.enter_context(connections(conn, jobs))
         workers = Workers(conns, cfg, token, req.skips)
         try:
-            staged = _stage(
-                conn,
-                docs,
-                cfg,
-                where=where,
-                checked=checked,
-                workers=workers,
-                skips=req.skips,
-                progress=progress,
-            )
+            staged = _stage(conn, req, workers)
         except BaseException:
             workers.abort()
-            _forget(conn, snapshot_id, token, marked)
+            _forget(conn, snapshot_id, token)
             raise
         try:
-            if not marked and _existing_ready(conn, snapshot_id, staged.digest, replace):
-                conn.execute("DROP TABLE riido_stage")
-                _forget(conn, snapshot_id, token, marked)
+            if not marked and _existing_ready(conn, snapshot_id, staged.digest, req.replace):
+                _forget(conn, snapshot_id, token)
                 return LoadResult(snapshot_id, staged.documents, "unchanged")
             with conn.transaction(), load_timeout(conn):
                 if not marked:
@@ -564,7 +519,7 @@ def _load_parallel(conn: Conn, req: _Request, jobs: int) -> LoadResult:
                 _publish(conn, snapshot_id, staged, cfg, replacing=not marked)
                 conn.execute("DELETE FROM riido.text_pending WHERE token = %s", (token,))
         except BaseException:
-            _forget(conn, snapshot_id, token, marked)
+            _forget(conn, snapshot_id, token)
             raise
     _refresh_statistics(conn, staged.documents, progress)
     return LoadResult(snapshot_id, staged.documents, "created" if marked else "replaced")
@@ -584,9 +539,10 @@ def _swap_in(conn: Conn, snapshot_id: str, shadow: str) -> None:
     conn.execute("DELETE FROM riido.snapshots WHERE snapshot_id = %s", (shadow,))
 
 
-def _forget(conn: Conn, snapshot_id: str, token: uuid.UUID, marked: bool) -> None:
-    """After a failed parallel load: remove its rows (the ``loading`` or ``replacing``
-    row and content); its pending texts stay pending for the collector."""
+def _forget(conn: Conn, snapshot_id: str, token: uuid.UUID | None) -> None:
+    """After a failed (or, in parallel, a no-op) load: remove what it wrote, its
+    ``loading`` or hidden ``replacing`` row and their content; a parallel load's texts
+    (its ``token``'s pending rows) stay pending, for the collector."""
     if conn.closed or conn.broken:
         return
     with suppress(psycopg.Error):
@@ -594,11 +550,8 @@ def _forget(conn: Conn, snapshot_id: str, token: uuid.UUID, marked: bool) -> Non
             conn.rollback()
         conn.execute("DROP TABLE IF EXISTS riido_stage")
         with conn.transaction():
-            if marked:
-                _clear_leftovers(conn, snapshot_id)
-            else:
-                shadow = shadow_id(snapshot_id)
-                delete_content(conn, shadow)
-                conn.execute("DELETE FROM riido.snapshots WHERE snapshot_id = %s", (shadow,))
-            # the token's texts: candidates for the collector, no longer the load's
-            conn.execute("UPDATE riido.text_pending SET token = NULL WHERE token = %s", (token,))
+            _clear_leftovers(conn, snapshot_id)
+            if token is not None:  # no longer the load's: candidates for the collector
+                conn.execute(
+                    "UPDATE riido.text_pending SET token = NULL WHERE token = %s", (token,)
+                )

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import os
 from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -225,32 +225,32 @@ def load_timeout_ms() -> int:
 
 
 @contextmanager
-def load_session_timeout(conn: Conn) -> Iterator[None]:
+def _load_statement_timeout(conn: Conn, *, local: bool) -> Iterator[None]:
+    """The load timeout for the block: for the current transaction (``local``) or for
+    the session; the statement timeout before it is back after the block, when the
+    connection is still where the block began (in that transaction, or idle)."""
+    row = conn.execute("SHOW statement_timeout").fetchone()
+    before = str(row[0]) if row else "0"
+    set_to = "SELECT set_config('statement_timeout', %s, %s)"
+    conn.execute(set_to, (str(load_timeout_ms()), local))
+    try:
+        yield
+    finally:
+        status = psycopg.pq.TransactionStatus
+        if conn.info.transaction_status == (status.INTRANS if local else status.IDLE):
+            with nullcontext() if local else suppress(psycopg.Error):
+                conn.execute(set_to, (before, local))
+
+
+def load_session_timeout(conn: Conn) -> AbstractContextManager[None]:
     """Outside a transaction: :func:`load_timeout` for every statement of the block,
     on a session a load commits several transactions in (a parallel load); the
     session's statement timeout is back after the block."""
-    row = conn.execute("SHOW statement_timeout").fetchone()
-    before = str(row[0]) if row else "0"
-    conn.execute("SELECT set_config('statement_timeout', %s, false)", (str(load_timeout_ms()),))
-    try:
-        yield
-    finally:
-        if not conn.closed and not conn.broken:
-            with suppress(psycopg.Error):
-                if conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
-                    conn.execute("SELECT set_config('statement_timeout', %s, false)", (before,))
+    return _load_statement_timeout(conn, local=False)
 
 
-@contextmanager
-def load_timeout(conn: Conn) -> Iterator[None]:
+def load_timeout(conn: Conn) -> AbstractContextManager[None]:
     """Inside a transaction: for the block, loads are bounded by their input, not by
     the query statement timeout; ``RIIDO_PG_LOAD_TIMEOUT_MS`` (default 0, no limit)
     applies instead. The session's statement timeout is back after the block."""
-    row = conn.execute("SHOW statement_timeout").fetchone()
-    before = str(row[0]) if row else "0"
-    conn.execute("SELECT set_config('statement_timeout', %s, true)", (str(load_timeout_ms()),))
-    try:
-        yield
-    finally:
-        if conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS:
-            conn.execute("SELECT set_config('statement_timeout', %s, true)", (before,))
+    return _load_statement_timeout(conn, local=True)

@@ -30,6 +30,7 @@ from riido_pg.splitting import SPLITTER_VERSION
 __all__ = [
     "collect_garbage",
     "copy_texts",
+    "key_of",
     "stored_digest",
     "text_key",
     "text_keyer",
@@ -48,11 +49,17 @@ def text_keyer(text_config: str) -> hashlib._Hash:
     )
 
 
-def text_key(text: str, text_config: str) -> uuid.UUID:
-    """The key of ``text`` under ``text_config`` (the first 16 bytes of a sha256)."""
-    h = text_keyer(text_config)
+def key_of(keyer: hashlib._Hash, text: str) -> uuid.UUID:
+    """The key of ``text`` from a configuration's :func:`text_keyer` (left as it was,
+    so one keyer serves a whole load)."""
+    h = keyer.copy()
     h.update(text.encode("utf-8"))
     return uuid.UUID(bytes=h.digest()[:16])
+
+
+def text_key(text: str, text_config: str) -> uuid.UUID:
+    """The key of ``text`` under ``text_config`` (the first 16 bytes of a sha256)."""
+    return key_of(text_keyer(text_config), text)
 
 
 @contextmanager
