@@ -316,35 +316,18 @@ def main() -> None:
             "yes" if stats["max_params"] <= PG_MAX_PARAMS else "NO",
         ]
     ]
+
+    def child_row(label: str, run: dict[str, Any]) -> list[Any]:
+        """A CLI child's row: no in-process counts for it."""
+        seconds = run["seconds"]
+        peak = round(run["peak_rss_bytes"] / mib)
+        return [label, round(seconds, 1), round(args.count / seconds), peak, *["–"] * 5]
+
     if cli is not None and "from_table" in cli:
-        t = cli["from_table"]
-        rows.append(
-            [
-                "riido-pg load --from-table",
-                round(t["seconds"], 1),
-                round(args.count / t["seconds"]),
-                round(t["peak_rss_bytes"] / mib),
-                "–",
-                "–",
-                "–",
-                "–",
-                "–",
-            ]
-        )
+        rows.append(child_row("riido-pg load --from-table", cli["from_table"]))
     if cli is not None:
-        rows.append(
-            [
-                f"riido-pg load FILE ({cli['file_bytes'] / mib:,.0f} MiB of JSONL)",
-                round(cli["seconds"], 1),
-                round(args.count / cli["seconds"]),
-                round(cli["peak_rss_bytes"] / mib),
-                "–",
-                "–",
-                "–",
-                "–",
-                "–",
-            ]
-        )
+        label = f"riido-pg load FILE ({cli['file_bytes'] / mib:,.0f} MiB of JSONL)"
+        rows.append(child_row(label, cli))
     print(
         markdown_table(
             [
