@@ -206,6 +206,35 @@ def table_locked(db: Database, table: str) -> Iterator[threading.Event]:
 
 
 @contextmanager
+def readers(
+    db: Database, read: Callable[[psycopg.Connection[Any]], None], n: int = 3
+) -> Iterator[list[BaseException]]:
+    """``n`` threads calling ``read(conn)`` over and over, each on a connection of its
+    own, for the block; yields the list of what they raised (a thread stops at its
+    first error), for the caller to assert on after the block."""
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def loop() -> None:
+        try:
+            with db.connect() as conn:
+                while not stop.is_set():
+                    read(conn)
+        except BaseException as exc:  # surfaced by the caller
+            errors.append(exc)
+
+    threads = [threading.Thread(target=loop) for _ in range(n)]
+    for t in threads:
+        t.start()
+    try:
+        yield errors
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+
+
+@contextmanager
 def login_role(db: Database, server_dsn: str, grant: Callable[[str], None]) -> Iterator[str]:
     """A new login role, given rights by ``grant(role)``; yields its DSN for ``db`` and
     drops the role afterwards."""

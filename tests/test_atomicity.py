@@ -9,13 +9,12 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Database, run_cli
+from conftest import Database, readers, run_cli
 
 from riido_pg import Document, load_snapshot, rank_snapshot
 
@@ -165,37 +164,21 @@ def test_replace_is_atomic_for_concurrent_readers(db: Database) -> None:
         after_expected = rank_snapshot(conn, "swap-new", "alpha common", limit=20).candidates
 
     seen: list[str] = []
-    errors: list[BaseException] = []
-    stop = threading.Event()
 
-    def reader() -> None:
-        try:
-            with db.connect() as conn:
-                while not stop.is_set():
-                    got = rank_snapshot(conn, "swap", "alpha common", limit=20).candidates
-                    if got == before:
-                        seen.append("old")
-                    elif [(c.id, c.bm25_score) for c in got] == [
-                        (c.id, c.bm25_score) for c in after_expected
-                    ]:
-                        seen.append("new")
-                    else:
-                        seen.append("mixed")
-        except BaseException as exc:  # surfaced below
-            errors.append(exc)
+    def reader(conn: Any) -> None:
+        got = rank_snapshot(conn, "swap", "alpha common", limit=20).candidates
+        if got == before:
+            seen.append("old")
+        elif [(c.id, c.bm25_score) for c in got] == [(c.id, c.bm25_score) for c in after_expected]:
+            seen.append("new")
+        else:
+            seen.append("mixed")
 
-    threads = [threading.Thread(target=reader) for _ in range(3)]
-    for t in threads:
-        t.start()
-    try:
+    with readers(db, reader) as errors:
         time.sleep(0.3)
         with db.connect() as conn:
             assert load_snapshot(conn, "swap", new, replace=True).action == "replaced"
         time.sleep(0.3)
-    finally:
-        stop.set()
-        for t in threads:
-            t.join()
     assert not errors, errors
     assert "mixed" not in seen
     assert seen[0] == "old" and seen[-1] == "new"

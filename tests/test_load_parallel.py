@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Database, run_cli, table_locked
+from conftest import Database, readers, run_cli, table_locked
 
 from riido_pg import Document, load_snapshot, rank_snapshot
 from riido_pg.documents import read_source
@@ -376,36 +376,26 @@ def test_parallel_replace_is_atomic_for_concurrent_readers(db: Database) -> None
 
     seen: list[str] = []
     listed_hidden: list[list[str]] = []
-    errors: list[BaseException] = []
-    stop = threading.Event()
 
-    def reader() -> None:
-        try:
-            with db.connect() as conn:
-                while not stop.is_set():
-                    got = [
-                        (c.id, c.bm25_score)
-                        for c in rank_snapshot(conn, "swap", query, limit=20).candidates
-                    ]
-                    seen.append("old" if got == before else "new" if got == after else "mixed")
-                    ids = [s.snapshot_id for s in list_snapshots(conn)]
-                    if hidden in ids:
-                        listed_hidden.append(ids)
-        except BaseException as exc:  # surfaced below
-            errors.append(exc)
+    def reader(conn: Any) -> None:
+        got = [
+            (c.id, c.bm25_score) for c in rank_snapshot(conn, "swap", query, limit=20).candidates
+        ]
+        seen.append("old" if got == before else "new" if got == after else "mixed")
+        ids = [s.snapshot_id for s in list_snapshots(conn)]
+        if hidden in ids:
+            listed_hidden.append(ids)
 
     results: list[Any] = []
+    replace_errors: list[BaseException] = []
 
     def replace(conn: Any) -> None:
         try:
             results.append(load_snapshot(conn, "swap", new, replace=True, jobs=2))
         except BaseException as exc:
-            errors.append(exc)
+            replace_errors.append(exc)
 
-    threads = [threading.Thread(target=reader) for _ in range(3)]
-    for t in threads:
-        t.start()
-    try:
+    with readers(db, reader) as errors:
         time.sleep(0.3)
         with db.connect() as holder, db.connect() as loader:
             # hold the snapshot's row: the replace waits inside its last transaction,
@@ -432,11 +422,7 @@ def test_parallel_replace_is_atomic_for_concurrent_readers(db: Database) -> None
             holder.execute("COMMIT")
             writer.join(timeout=60)
         time.sleep(0.3)
-    finally:
-        stop.set()
-        for t in threads:
-            t.join()
-    assert not errors, errors
+    assert not errors + replace_errors, errors + replace_errors
     assert [r.action for r in results] == ["replaced"]
     assert "mixed" not in seen
     assert seen[0] == "old" and seen[-1] == "new"
