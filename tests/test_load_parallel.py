@@ -1,9 +1,9 @@
-"""Parallel loads (``--jobs 2``, issue 10) stay atomic snapshots: a killed loader, a
-terminated worker backend, a second loader, SIGINT and SIGTERM leave nothing
-queryable and no orphaned shared texts, a re-run completes, and a parallel
-``--replace`` is all-or-nothing for readers running during it (and a killed one
-keeps the old snapshot whole). Loads of two other snapshots sharing new texts, run at
-once, both complete.
+"""Parallel loads (``--jobs 2``, README "Loading at size") stay atomic snapshots: a
+killed loader, a terminated worker backend, a second loader, SIGINT and SIGTERM leave
+nothing queryable and no orphaned shared texts, a re-run completes, and a parallel
+``--replace`` is all-or-nothing for readers running during it (and a killed one keeps
+the old snapshot whole). Loads of two other snapshots sharing new texts, run at once,
+both complete.
 
 Each load is caught at a chosen moment by a lock the test holds: on riido.documents
 (the workers have committed texts, the documents wait), on riido.text_pending (a

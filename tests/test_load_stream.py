@@ -1,8 +1,9 @@
-"""Streamed loads (issue 10): bad input found late in a large file (malformed JSON, a
-duplicate id, a text PostgreSQL cannot index) or late in a table fails with one line
-naming it and stores nothing (no snapshot row, no shared texts, nothing pending),
-with one connection or several; the content of a snapshot does not depend on the
-order of its input or on ``--jobs``, and a refused change stores nothing."""
+"""Streamed loads (README "Loading at size"): bad input found late in a large file
+(malformed JSON, a duplicate id, a text PostgreSQL cannot index) or late in a table
+fails with one line naming it and stores nothing (no snapshot row, no shared texts,
+nothing pending), with one connection or several; the content of a snapshot does not
+depend on the order of its input or on ``--jobs``, and a refused change stores
+nothing."""
 
 from __future__ import annotations
 

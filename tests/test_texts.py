@@ -1,8 +1,8 @@
-"""Content-addressed texts shared between snapshots (issue 10): a snapshot that reuses
-another's texts ranks exactly like the same content loaded into an empty database,
-under every policy; one connection or several give the same postings and rankings;
-dropping a sharing snapshot breaks nothing and leaves no unreferenced text; and
-migration 0006 goes down and up again with data in place."""
+"""Content-addressed texts shared between snapshots (README "Loading at size"): a
+snapshot that reuses another's texts ranks exactly like the same content loaded into
+an empty database, under every policy; one connection or several give the same
+postings and rankings; dropping a sharing snapshot breaks nothing and leaves no
+unreferenced text; and migration 0006 goes down and up again with data in place."""
 
 from __future__ import annotations
 
