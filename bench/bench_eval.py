@@ -1,4 +1,4 @@
-"""`riido-pg eval` against bm25s, side by side (issue 3, item 6).
+"""`riido-pg eval` against bm25s, side by side.
 
 For a BEIR corpus (the pinned docproxy corpus, built into bench/out/docproxy, and
 ../shared/data/cosqa-dev when present), each repetition runs, in fresh processes:

@@ -1,4 +1,4 @@
-"""Candidate models for the learned hint source (issue 11, part 2), measured.
+"""Candidate models for the learned hint source (README "A learned hint source"), measured.
 
 For each corpus (BEIR directories: cosqa-dev and the docproxy corpus by default):
 

@@ -1,4 +1,4 @@
-"""Issue 9, second look: GIN candidate generation for an exact BM25 top-K.
+"""Exact top-K, second look: GIN candidate generation for an exact BM25 top-K.
 
 For each CoSQA question, with the true 10th score theta taken from sql/rank.sql (an
 oracle: a real implementation would have to find it), the documents that can reach

@@ -1,4 +1,4 @@
-"""Faults of the embedded default server (issue 4, item 9; README).
+"""Faults of the embedded default server (README "Limits and guarantees").
 
 Real processes and a real embedded PostgreSQL under a temporary ``RIIDO_PG_HOME`` per
 test: a postmaster killed with SIGKILL (its backends lingering or not), a stale pid file

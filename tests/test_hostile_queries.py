@@ -1,4 +1,4 @@
-"""Queries are data (issue 4, item 3): hypothesis property tests.
+"""Queries are data (README "Limits and guarantees"): hypothesis property tests.
 
 A query is handed to PostgreSQL only as a bound parameter and only through
 ``to_tsvector``, never parsed as a tsquery or formatted into SQL. So every query

@@ -1,4 +1,4 @@
-"""Interleaving (README, issue 2 item 5): exhaustive for 1-7 candidates.
+"""Interleaving (README "Ranking"): exhaustive for 1-7 candidates.
 
 For every n in 1..7, a few baseline orders, and every partial permutation of the
 baseline as hints (every subset length 0..n, every order: 13,700 hint lists at n = 7),

@@ -1,4 +1,5 @@
-"""Size limits (issue 4, item 2): each documented limit, at the limit and one past it.
+"""Size limits (README "Limits and guarantees"): each documented limit, at the limit
+and one past it.
 
 * documents per ``hints`` request (``MAX_DOCUMENTS_PER_REQUEST``), bytes per request
   (``MAX_REQUEST_BYTES``), bytes per document id or snapshot id (``MAX_ID_BYTES``),

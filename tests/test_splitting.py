@@ -1,4 +1,4 @@
-"""Identifier splitting (issue 2, item 3): table-driven cases and properties.
+"""Identifier splitting (README "How it works"): table-driven cases and properties.
 
 The one implementation is :mod:`riido_pg.splitting`; documents and queries both go
 through it, so these tests pin its output exactly. No database is needed.
