@@ -48,6 +48,7 @@ from riido_pg.errors import InvalidInput, SnapshotExists
 from riido_pg.resources import sql_text
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import translated
+from riido_pg.server.settle import settle
 from riido_pg.storage.indexing import MAX_WORD_BYTES, Skips, send_texts, store_texts
 from riido_pg.storage.snapshots import (
     DEFAULT_TEXT_CONFIG,
@@ -543,6 +544,7 @@ def _forget(conn: Conn, snapshot_id: str, token: uuid.UUID | None) -> None:
     """After a failed (or, in parallel, a no-op) load: remove what it wrote, its
     ``loading`` or hidden ``replacing`` row and their content; a parallel load's texts
     (its ``token``'s pending rows) stay pending, for the collector."""
+    settle(conn)  # an interrupt may have left a statement in flight
     if conn.closed or conn.broken:
         return
     with suppress(psycopg.Error):

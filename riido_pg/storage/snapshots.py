@@ -23,6 +23,7 @@ from riido_pg.documents import check_snapshot_id
 from riido_pg.errors import InvalidTextConfig, SnapshotBusy, SnapshotLoading, SnapshotNotFound
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import translated
+from riido_pg.server.settle import release
 from riido_pg.storage.texts import collect_garbage
 
 __all__ = [
@@ -96,11 +97,13 @@ def snapshot_lock(conn: Conn, snapshot_id: str) -> Iterator[None]:
             f"snapshot {snapshot_id!r} is being written by another process; "
             "try again when it finishes"
         )
+    unlock = "SELECT pg_advisory_unlock(%s, %s)"
     try:
         yield
-    finally:
-        if not conn.closed and not conn.broken:
-            conn.execute("SELECT pg_advisory_unlock(%s, %s)", (_LOCK_NAMESPACE, key))
+    except BaseException:
+        release(conn, unlock, (_LOCK_NAMESPACE, key), failing=True)
+        raise
+    release(conn, unlock, (_LOCK_NAMESPACE, key), failing=False)
 
 
 @translated

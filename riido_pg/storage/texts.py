@@ -25,6 +25,7 @@ from contextlib import contextmanager
 
 from riido_pg.resources import sql_text
 from riido_pg.server.connect import Conn
+from riido_pg.server.settle import release
 from riido_pg.splitting import SPLITTER_VERSION
 
 __all__ = [
@@ -67,11 +68,13 @@ def texts_shared(conn: Conn) -> Iterator[None]:
     """Hold the texts lock shared for the block (a session lock: a load commits
     several transactions under it); waits while a collection runs."""
     conn.execute("SELECT pg_advisory_lock_shared(%s, %s)", _LOCK)
+    unlock = "SELECT pg_advisory_unlock_shared(%s, %s)"
     try:
         yield
-    finally:
-        if not conn.closed and not conn.broken:
-            conn.execute("SELECT pg_advisory_unlock_shared(%s, %s)", _LOCK)
+    except BaseException:
+        release(conn, unlock, _LOCK, failing=True)
+        raise
+    release(conn, unlock, _LOCK, failing=False)
 
 
 def texts_shared_xact(conn: Conn) -> None:
