@@ -158,17 +158,22 @@ class HintsRequest:
 
 def text_problem(value: str) -> str | None:
     """Why ``value`` cannot be stored as PostgreSQL text, or None."""
+    return _utf8(value)[1]
+
+
+def _utf8(value: str) -> tuple[bytes, str | None]:
+    """``value`` in UTF-8 and why it cannot be stored as PostgreSQL text (or None):
+    one encoding serves the check and the size."""
     if "\x00" in value:
-        return "contains a NUL character"
+        return b"", "contains a NUL character"
     try:
-        value.encode("utf-8")
+        return value.encode("utf-8"), None
     except UnicodeEncodeError as exc:
         bad = value[exc.start]
         if "\udc80" <= bad <= "\udcff":
             # how Python decodes invalid bytes in command-line arguments (surrogateescape)
-            return "is not valid UTF-8"
-        return "contains a lone surrogate (invalid unicode)"
-    return None
+            return b"", "is not valid UTF-8"
+        return b"", "contains a lone surrogate (invalid unicode)"
 
 
 def describe(doc_id: object) -> str:
@@ -214,34 +219,43 @@ def _document(obj: object, where: str) -> Document:
 
 def check_document(doc_id: object, text: object, where: str) -> Document:
     """A Document if ``doc_id`` and ``text`` are usable, else InvalidInput naming it."""
+    problem = _document_problem(doc_id, text)
+    if problem:
+        raise InvalidInput(f"{where}: {problem}")
+    return Document(doc_id, text)  # type: ignore[arg-type]  # checked just now
+
+
+def _document_problem(doc_id: object, text: object) -> str | None:
+    """Why ``doc_id`` and ``text`` cannot be a document (for after "WHERE: "), or None."""
     if not isinstance(doc_id, str) or not doc_id:
-        raise InvalidInput(f"{where}: document id {describe(doc_id)} is not a non-empty string")
-    problem = text_problem(doc_id)
+        return f"document id {describe(doc_id)} is not a non-empty string"
+    data, problem = _utf8(doc_id)
     if problem:
-        raise InvalidInput(f"{where}: document id {describe(doc_id)} {problem}")
-    if len(doc_id.encode("utf-8")) > MAX_ID_BYTES:
-        raise InvalidInput(f"{where}: document id is longer than {MAX_ID_BYTES} bytes")
+        return f"document id {describe(doc_id)} {problem}"
+    if len(data) > MAX_ID_BYTES:
+        return f"document id is longer than {MAX_ID_BYTES} bytes"
     if text is None:
-        raise InvalidInput(f'{where}: document {describe(doc_id)} has no "text"')
+        return f'document {describe(doc_id)} has no "text"'
     if not isinstance(text, str):
-        raise InvalidInput(f"{where}: document {describe(doc_id)} text is not a string")
-    problem = text_problem(text)
+        return f"document {describe(doc_id)} text is not a string"
+    data, problem = _utf8(text)
     if problem:
-        raise InvalidInput(f"{where}: document {describe(doc_id)} text {problem}")
-    size = len(text.encode("utf-8"))
-    if size > MAX_DOCUMENT_BYTES:
-        raise InvalidInput(
-            f"{where}: document {describe(doc_id)} is {size} bytes; "
-            f"the limit is {MAX_DOCUMENT_BYTES}"
+        return f"document {describe(doc_id)} text {problem}"
+    if len(data) > MAX_DOCUMENT_BYTES:
+        return (
+            f"document {describe(doc_id)} is {len(data)} bytes; the limit is {MAX_DOCUMENT_BYTES}"
         )
-    return Document(doc_id, text)
+    return None
 
 
 def check_item(item: object, i: int, where: str) -> Document:
-    """A caller's ``i``-th item as a checked :class:`Document`, or InvalidInput."""
+    """A caller's ``i``-th item, checked: a usable :class:`Document`, or InvalidInput."""
     if not isinstance(item, Document):
         raise InvalidInput(f"{where}: item {i} is not a riido_pg.Document")
-    return check_document(item.id, item.text, f"{where}: documents[{i}]")
+    problem = _document_problem(item.id, item.text)
+    if problem:
+        raise InvalidInput(f"{where}: documents[{i}]: {problem}")
+    return item  # frozen: nothing can change it after the check
 
 
 def validate_documents(

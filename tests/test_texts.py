@@ -72,11 +72,15 @@ def _rows(conn: Any, query: str, snapshot: str) -> list[tuple[Any, ...]]:
 
 
 def _postings(conn: Any, snapshot: str) -> list[tuple[Any, ...]]:
-    """The snapshot's postings rows, its id aside."""
+    """The snapshot's postings rows, its id aside, each lexeme's (doc_ord, tfn) pairs
+    in doc_ord order (the arrays' own order follows the plan that built them; ranking
+    reads them as a set: README "How it works")."""
     return _rows(
         conn,
-        "SELECT col, lexeme, df, idf, doc_ords, tfn FROM riido.postings "
-        "WHERE snapshot_id = %s ORDER BY col, lexeme",
+        "SELECT col, lexeme, df, idf, "
+        "array(SELECT u.o FROM unnest(doc_ords, tfn) AS u(o, f) ORDER BY u.o), "
+        "array(SELECT u.f FROM unnest(doc_ords, tfn) AS u(o, f) ORDER BY u.o) "
+        "FROM riido.postings WHERE snapshot_id = %s ORDER BY col, lexeme",
         snapshot,
     )
 

@@ -51,9 +51,10 @@ class _Retry(Exception):
     """Roll the chunk's insert back: some of its texts cannot be indexed."""
 
 
-def send_texts(conn: Conn, texts: dict[uuid.UUID, tuple[str, str]], *, fresh: bool) -> None:
-    """COPY ``texts`` (key -> (doc_id, body)) with their split form into the session's
-    riido_texts_in (emptied first when ``fresh``), in key order."""
+def send_texts(conn: Conn, texts: dict[bytes, tuple[str, str]], *, fresh: bool) -> None:
+    """COPY ``texts`` (16-byte key -> (doc_id, body)) with their split form into the
+    session's riido_texts_in (emptied first when ``fresh``), in key order (the bytes'
+    order is the uuids')."""
     conn.execute(
         "CREATE TEMP TABLE IF NOT EXISTS riido_texts_in "
         '(key uuid, doc_id text COLLATE "C", body text, ident text) ON COMMIT DELETE ROWS'
@@ -63,12 +64,12 @@ def send_texts(conn: Conn, texts: dict[uuid.UUID, tuple[str, str]], *, fresh: bo
     with conn.cursor().copy("COPY riido_texts_in (key, doc_id, body, ident) FROM STDIN") as cp:
         for key in sorted(texts):
             doc_id, body = texts[key]
-            cp.write_row((key, doc_id, body, split_identifiers(body)))
+            cp.write_row((key.hex(), doc_id, body, split_identifiers(body)))
 
 
 def index_texts(
     conn: Conn,
-    texts: dict[uuid.UUID, tuple[str, str]],
+    texts: dict[bytes, tuple[str, str]],
     cfg: str,
     token: uuid.UUID,
     skips: Skips,

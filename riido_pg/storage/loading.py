@@ -125,8 +125,8 @@ def default_jobs() -> int:
 
 @dataclass(slots=True)
 class _Chunk:
-    pairs: list[tuple[str, uuid.UUID]]  # (doc_id, key) of every document
-    texts: dict[uuid.UUID, tuple[str, str]]  # key -> (doc_id, body) not seen stored
+    pairs: list[tuple[str, str]]  # (doc_id, key as uuid text) of every document
+    texts: dict[bytes, tuple[str, str]]  # key -> (doc_id, body), each key once
 
 
 def _chunks(docs: Iterable[Document], *, checked: bool, where: str, cfg: str) -> Iterator[_Chunk]:
@@ -135,7 +135,7 @@ def _chunks(docs: Iterable[Document], *, checked: bool, where: str, cfg: str) ->
     for i, item in enumerate(docs):
         doc = item if checked else check_item(item, i, where)
         key = key_of(base, doc.text)
-        chunk.pairs.append((doc.id, key))
+        chunk.pairs.append((doc.id, key.hex()))
         chunk.texts.setdefault(key, (doc.id, doc.text))
         if len(chunk.pairs) >= CHUNK:
             yield chunk
@@ -144,11 +144,18 @@ def _chunks(docs: Iterable[Document], *, checked: bool, where: str, cfg: str) ->
         yield chunk
 
 
-def _stored_keys(conn: Conn, keys: list[uuid.UUID]) -> set[uuid.UUID]:
-    rows = conn.execute(
-        "SELECT key FROM riido.texts WHERE key = ANY(%s::uuid[])", (keys,)
-    ).fetchall()
-    return {r[0] for r in rows}
+def _new_texts(conn: Conn, texts: dict[bytes, tuple[str, str]]) -> dict[bytes, tuple[str, str]]:
+    """The ``texts`` riido.texts does not hold yet (keys sent as one uuid[] literal,
+    the stored ones returned as one bytea: no object per key on the way)."""
+    row = conn.execute(
+        "SELECT coalesce(string_agg(uuid_send(key), ''::bytea), ''::bytea) "
+        "FROM riido.texts WHERE key = ANY(%s::uuid[])",
+        ("{" + ",".join(k.hex() for k in texts) + "}",),
+        binary=True,
+    ).fetchone()
+    blob = bytes(row[0]) if row else b""
+    stored = {blob[i : i + 16] for i in range(0, len(blob), 16)}
+    return {k: v for k, v in texts.items() if k not in stored}
 
 
 @dataclass(frozen=True, slots=True)
@@ -188,8 +195,7 @@ def _stage(conn: Conn, req: _Request, workers: Workers | None) -> _Staged:
         conn.execute("DROP TABLE IF EXISTS riido_texts_in")
     sent = False
     for chunk in _chunks(req.docs, checked=req.checked, where=where, cfg=cfg):
-        stored = _stored_keys(conn, list(chunk.texts))
-        new = {k: v for k, v in chunk.texts.items() if k not in stored}
+        new = _new_texts(conn, chunk.texts)
         if new:
             if workers is not None:
                 workers.put(new)

@@ -50,17 +50,17 @@ def text_keyer(text_config: str) -> hashlib._Hash:
     )
 
 
-def key_of(keyer: hashlib._Hash, text: str) -> uuid.UUID:
-    """The key of ``text`` from a configuration's :func:`text_keyer` (left as it was,
-    so one keyer serves a whole load)."""
+def key_of(keyer: hashlib._Hash, text: str) -> bytes:
+    """The 16 bytes of ``text``'s key from a configuration's :func:`text_keyer` (left
+    as it was, so one keyer serves a whole load); ``bytes.hex()`` is its uuid text."""
     h = keyer.copy()
     h.update(text.encode("utf-8"))
-    return uuid.UUID(bytes=h.digest()[:16])
+    return h.digest()[:16]
 
 
 def text_key(text: str, text_config: str) -> uuid.UUID:
     """The key of ``text`` under ``text_config`` (the first 16 bytes of a sha256)."""
-    return key_of(text_keyer(text_config), text)
+    return uuid.UUID(bytes=key_of(text_keyer(text_config), text))
 
 
 @contextmanager

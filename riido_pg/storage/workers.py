@@ -34,7 +34,7 @@ class Workers:
         self.cfg = cfg
         self.token = token
         self.skips = skips
-        self.queue: queue.Queue[dict[uuid.UUID, tuple[str, str]] | None] = queue.Queue(
+        self.queue: queue.Queue[dict[bytes, tuple[str, str]] | None] = queue.Queue(
             maxsize=2 * len(conns)
         )
         self.errors: list[BaseException] = []
@@ -63,7 +63,7 @@ class Workers:
         if self.errors:
             raise self.errors[0]
 
-    def put(self, texts: dict[uuid.UUID, tuple[str, str]]) -> None:
+    def put(self, texts: dict[bytes, tuple[str, str]]) -> None:
         while True:
             self.check()
             try:
