@@ -40,6 +40,7 @@ ALL_TABLES = (
     "eval_corpora",
     "snapshot_models",
     "embeddings",
+    "load_stage",
 )
 
 #: The README main-job example request.

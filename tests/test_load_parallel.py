@@ -8,8 +8,8 @@ both complete.
 Each load is caught at a chosen moment by a lock the test holds: on riido.documents
 (the workers have committed texts, the documents wait), on riido.text_pending (a
 worker waits in its insert into riido.texts) or on riido.postings (the documents are
-committed under the 'loading' row, both columns' postings wait). The lock makes the
-moment deterministic on any machine."""
+numbered in riido.load_stage and committed under the 'loading' row, both columns'
+postings wait). The lock makes the moment deterministic on any machine."""
 
 from __future__ import annotations
 
@@ -149,6 +149,17 @@ def _wait_gone(db: Database) -> None:
     )
 
 
+def _wait_postings(db: Database, snapshot_id: str) -> None:
+    """Until both columns' postings wait (riido.postings locked) and the documents,
+    written alongside them, are committed under ``snapshot_id``."""
+    _wait_waiting(db, WAITING_IN["postings"], n=2)
+    _wait_for(
+        db,
+        "SELECT count(*) = %s FROM riido.documents WHERE snapshot_id = %s",
+        (N, snapshot_id),
+    )
+
+
 def _sigkill(db: Database, table: str, caught: Callable[[], object], *args: str) -> None:
     """Run ``riido-pg ARGS`` with ``table`` locked, SIGKILL it once ``caught()``
     returns, let the table go and wait until its backends have rolled back."""
@@ -180,8 +191,12 @@ def _state(db: Database) -> dict[str, int]:
 
 
 def _assert_clean(db: Database) -> None:
-    """No text without a document, nothing pending."""
-    assert (_scalar(db, UNREFERENCED), db.count("text_pending")) == (0, 0)
+    """No text without a document, nothing pending, nothing staged."""
+    assert (_scalar(db, UNREFERENCED), db.count("text_pending"), db.count("load_stage")) == (
+        0,
+        0,
+        0,
+    )
 
 
 def _states(db: Database, snapshot: str) -> list[str]:
@@ -227,8 +242,8 @@ def test_sigkill_of_a_parallel_loader_leaves_nothing_queryable(
     def caught() -> None:
         if table == "documents":  # mid-load: workers have committed texts
             _wait_for(db, "SELECT count(*) FROM riido.text_pending WHERE token IS NOT NULL")
-        else:  # the documents are committed, both columns' postings wait
-            _wait_waiting(db, WAITING_IN[table], n=2)
+        else:
+            _wait_postings(db, snapshot)
 
     _sigkill(db, table, caught, "load", snapshot, str(src), *JOBS)
     assert _states(db, snapshot) == ["loading"]
@@ -242,6 +257,8 @@ def test_sigkill_of_a_parallel_loader_leaves_nothing_queryable(
             _scalar(db, "SELECT count(*) FROM riido.postings WHERE snapshot_id = %s", (snapshot,))
             == 0
         )
+        # the dead load's numbered documents stay staged until the collector runs
+        assert db.count("load_stage") == N
     query = run_cli(["query", snapshot, word], dsn=db.dsn)
     assert (query.code, query.stdout, query.stderr) == (
         1,
@@ -348,7 +365,7 @@ def test_signal_stops_a_parallel_load(db: Database, tmp_path: Path, stop: str, t
         finally:
             if proc.poll() is None:
                 proc.kill()
-    assert (proc.returncode, out, err.decode()) == (code, b"", line)
+    assert (proc.returncode, out, err.decode()) == (code, b"", line), err.decode()
     _wait_gone(db)
     assert _state(db) == before  # no half snapshot, no orphaned texts or pending rows
 
@@ -497,7 +514,7 @@ def test_sigkill_of_a_parallel_replace_keeps_the_old_snapshot(
     _sigkill(
         db,
         "postings",
-        lambda: _wait_waiting(db, WAITING_IN["postings"], n=2),
+        lambda: _wait_postings(db, shadow_id(snapshot)),
         *("load", snapshot, str(new), "--replace", *JOBS),
     )
     # the new content waits under the hidden row; the old snapshot is whole

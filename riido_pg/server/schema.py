@@ -38,6 +38,7 @@ __all__ = [
     "SnapshotModel",
     "Target",
     "Text_",
+    "load_stage",
     "metadata",
     "text_pending",
 ]
@@ -96,6 +97,19 @@ text_pending = Table(
     Column("token", UUID, nullable=True),
     Column("key", UUID, nullable=False),
     Index("text_pending_token_idx", "token"),
+)
+
+#: A parallel load's documents, numbered (``doc_ord``), where all its sessions read
+#: them: rows live from the end of the input to the snapshot's flip to ready (the
+#: collector removes a killed load's). UNLOGGED, no key: written and read in bulk.
+load_stage = Table(
+    "load_stage",
+    metadata,
+    Column("load", UUID, nullable=False),
+    Column("doc_ord", Integer, nullable=False),
+    Column("doc_id", C_TEXT, nullable=False),
+    Column("text_key", UUID, nullable=False),
+    prefixes=["UNLOGGED"],
 )
 
 

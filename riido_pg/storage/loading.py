@@ -10,18 +10,24 @@ the ``(doc_id, key)`` pairs go to a staging table. Duplicate ids, the document c
 and the content digest are then computed in the database (``sql/content_digest.sql``),
 so loading the same content again is the ``unchanged`` no-op whatever its order.
 
+Once the input is read, the documents are numbered in id byte order into the
+unlogged riido.load_stage under the load's uuid (``sql/stage_documents.sql``); the
+documents insert and both columns' postings read them from there.
+
 With ``jobs`` = 1 everything after the ``loading`` row is one transaction on one
 connection, as loads always were. With ``jobs`` > 1, worker connections index texts
 while the client reads (each chunk committed as it is stored, with its keys recorded
-as pending under the load's token), then the documents are committed under the
+as pending under the load's token), the numbered documents are committed under the
 snapshot's ``loading`` row (or, for ``--replace``, under a hidden ``replacing`` row),
-the two columns' postings are built on two connections at once, and one last
-transaction flips the snapshot to ``ready`` (swapping the content in for a replace)
-and clears the token. Readers only ever rank ``ready`` snapshots, so they see the old
-content or the new, never a part. An error (bad input late in the file, a worker's
-backend terminated, an interrupt) removes what the load wrote; a killed loader leaves
-at most a ``loading`` (or ``replacing``) row with its content and pending texts,
-which the next load of that id, ``snapshots drop`` and the text collector remove.
+then the documents insert and the two columns' postings run on three connections at
+once, each committed, and one last transaction flips the snapshot to ``ready``
+(swapping the content in for a replace) and clears the token and the stage.
+Readers only ever rank ``ready`` snapshots, so they see the old content or the new,
+never a part. An error (bad input late in the file, a worker's backend terminated,
+an interrupt) removes what the load wrote; a killed loader leaves at most a
+``loading`` (or ``replacing``) row with its content, which the next load of that id
+and ``snapshots drop`` remove, and pending texts and staged documents, which the text
+collector removes (every load and every drop runs it as it ends).
 """
 
 from __future__ import annotations
@@ -90,6 +96,8 @@ __all__ = [
 #: postings of each column, 0..2), "statistics" (planner statistics, when a load
 #: changed a lot).
 Progress = Callable[[str, int, int], None]
+
+_Statement = tuple[sql.Composed, dict[str, object]]
 
 #: Documents per chunk: what the client holds per chunk in flight.
 CHUNK = 2_000
@@ -231,55 +239,112 @@ def _stage(conn: Conn, req: _Request, workers: Workers | None) -> _Staged:
     return _Staged(count, digest)
 
 
-def _finalize(
-    conn: Conn, snapshot_id: str, progress: Progress | None, extra: list[Conn] | None = None
-) -> None:
-    """The postings of both columns: on ``conn`` one after the other, or with an
-    ``extra`` connection the two at once (the documents must be committed then)."""
-    if progress:
-        progress("index", 0, 2)
-    stmts = [
+#: A load on one connection numbers its documents in this session's temporary table;
+#: a parallel load in the unlogged riido.load_stage, which all its sessions can read.
+_LOCAL_STAGE = sql.Identifier("riido_numbered")
+_SHARED_STAGE = sql.Identifier("riido", "load_stage")
+
+
+def _number(conn: Conn, load: uuid.UUID, stage: sql.Identifier) -> None:
+    """Number the session's staged documents into ``stage`` under ``load``, drop the
+    session's stage and ANALYZE ``stage``, so the statements joining it to the texts
+    plan for its real size. The shared stage is committed (its ANALYZE takes a lock
+    that waits for any other load's ANALYZE: held for the sampling and no longer)."""
+    number = sql.SQL(sql_text("stage_documents")).format(stage=stage)
+    analyze = sql.SQL("ANALYZE {}").format(stage)
+    if stage == _LOCAL_STAGE:
+        conn.execute("DROP TABLE IF EXISTS riido_numbered")
+        conn.execute("CREATE TEMP TABLE riido_numbered (LIKE riido.load_stage)")
+        conn.execute(number, {"load": load})
+        conn.execute("DROP TABLE riido_stage")
+        conn.execute(analyze)
+        return
+    with conn.transaction(), load_timeout(conn):
+        conn.execute(number, {"load": load})
+        conn.execute("DROP TABLE riido_stage")
+    conn.execute(analyze)
+
+
+def _unstage(conn: Conn, load: uuid.UUID) -> None:
+    conn.execute("DELETE FROM riido.load_stage WHERE load = %s", (load,))
+
+
+def _content(snapshot_id: str, load: uuid.UUID, stage: sql.Identifier) -> list[_Statement]:
+    """The statements writing a snapshot's documents and its two columns' postings
+    from the numbered ``stage`` of ``load``."""
+    documents = (
+        sql.SQL(sql_text("insert_documents")).format(stage=stage),
+        {"snapshot_id": snapshot_id, "load": load},
+    )
+    return [documents] + [
         (
             sql.SQL(sql_text("finalize_column")).format(
-                tsv=sql.Identifier(tsv), len=sql.Identifier(length)
+                tsv=sql.Identifier(tsv), len=sql.Identifier(length), stage=stage
             ),
-            {"snapshot_id": snapshot_id, "col": col, "k1": K1, "b": B},
+            {"snapshot_id": snapshot_id, "load": load, "col": col, "k1": K1, "b": B},
         )
         for col, tsv, length in _COLUMNS
     ]
-    if not extra:
-        _postings_work_mem(conn)
-        for i, (stmt, params) in enumerate(stmts, start=1):
-            conn.execute(stmt, params)
-            if progress:
-                progress("index", i, 2)
-        return
+
+
+def _write_content(conn: Conn, snapshot_id: str, progress: Progress | None) -> None:
+    """The documents and both columns' postings of ``snapshot_id`` from the session's
+    stage, in the caller's transaction, one after the other."""
+    load = uuid.uuid4()
+    _number(conn, load, _LOCAL_STAGE)
+    documents, *postings = _content(snapshot_id, load, _LOCAL_STAGE)
+    conn.execute(*documents)
+    if progress:
+        progress("index", 0, 2)
+    _postings_work_mem(conn)
+    for i, stmt in enumerate(postings, 1):
+        conn.execute(*stmt)
+        if progress:
+            progress("index", i, 2)
+    conn.execute("DROP TABLE riido_numbered")
+
+
+def _write_content_parallel(
+    conn: Conn, extra: list[Conn], snapshot_id: str, load: uuid.UUID, progress: Progress | None
+) -> None:
+    """The documents of ``snapshot_id`` on ``conn`` and one column's postings on each of
+    two ``extra`` connections, all three at once, from the shared stage of ``load``,
+    each committed."""
+    if len(extra) < 2:
+        raise ValueError("a parallel load writes its content on three connections")
+    _number(conn, load, _SHARED_STAGE)
+    if progress:
+        progress("index", 0, 2)
+    statements = _content(snapshot_id, load, _SHARED_STAGE)
+    jobs = [(stmt, params, i > 0) for i, (stmt, params) in enumerate(statements)]
     errors: list[BaseException] = []
 
-    def run(c: Conn, stmt: sql.Composed, params: dict[str, object]) -> None:
+    def run(c: Conn, stmt: sql.Composed, params: dict[str, object], big: bool) -> None:
         try:
             with c.transaction(), load_timeout(c):
-                _postings_work_mem(c)
+                if big:
+                    _postings_work_mem(c)
                 c.execute(stmt, params)
         except BaseException as exc:
             errors.append(exc)
 
+    sessions = [conn, extra[0], extra[1]]
     threads = [
-        threading.Thread(target=run, args=(c, s, p), daemon=True)
-        for c, (s, p) in zip([conn, extra[0]], stmts, strict=True)
+        threading.Thread(target=run, args=(c, *job), daemon=True)
+        for c, job in zip(sessions, jobs, strict=True)
     ]
     for t in threads:
         t.start()
     finished = 0
     try:
-        for t in threads:
+        for i, t in enumerate(threads):
             while t.is_alive():
                 t.join(timeout=0.2)
-            finished += 1
-            if progress:
+            if i and progress:  # a column's postings
+                finished += 1
                 progress("index", finished, 2)
     except BaseException:
-        for c in (conn, extra[0]):
+        for c in sessions:
             with suppress(Exception):
                 c.cancel_safe(timeout=5)
         for t in threads:
@@ -308,9 +373,7 @@ def write_documents(
     """
     texts_shared_xact(conn)
     staged = _stage(conn, _request(snapshot_id, docs, text_config, False, progress), None)
-    conn.execute(sql_text("insert_documents"), {"snapshot_id": snapshot_id})
-    _finalize(conn, snapshot_id, progress)
-    conn.execute("DROP TABLE riido_stage")
+    _write_content(conn, snapshot_id, progress)
     return staged.documents
 
 
@@ -479,9 +542,7 @@ def _load_one(conn: Conn, req: _Request) -> LoadResult:
                 raise psycopg.Rollback(tx)  # nothing it stored is needed
             if not marked:
                 delete_content(conn, snapshot_id)
-            conn.execute(sql_text("insert_documents"), {"snapshot_id": snapshot_id})
-            _finalize(conn, snapshot_id, progress)
-            conn.execute("DROP TABLE riido_stage")
+            _write_content(conn, snapshot_id, progress)
             _publish(conn, snapshot_id, staged, cfg, replacing=not marked)
     except BaseException:
         if marked:
@@ -514,17 +575,16 @@ def _load_parallel(conn: Conn, req: _Request, jobs: int) -> LoadResult:
             if not marked and _existing_ready(conn, snapshot_id, staged.digest, req.replace):
                 _forget(conn, snapshot_id, token)
                 return LoadResult(snapshot_id, staged.documents, "unchanged")
-            with conn.transaction(), load_timeout(conn):
-                if not marked:
+            if not marked:
+                with conn.transaction():
                     insert_snapshot_row(conn, target, cfg, "replacing", staged.documents, "")
-                conn.execute(sql_text("insert_documents"), {"snapshot_id": target})
-                conn.execute("DROP TABLE riido_stage")
-            _finalize(conn, target, progress, extra=conns[:1])
+            _write_content_parallel(conn, conns[:2], target, token, progress)
             with conn.transaction(), load_timeout(conn):
                 if not marked:
                     _swap_in(conn, snapshot_id, target)
                 _publish(conn, snapshot_id, staged, cfg, replacing=not marked)
                 conn.execute("DELETE FROM riido.text_pending WHERE token = %s", (token,))
+                _unstage(conn, token)
         except BaseException:
             _forget(conn, snapshot_id, token)
             raise
@@ -563,3 +623,4 @@ def _forget(conn: Conn, snapshot_id: str, token: uuid.UUID | None) -> None:
                 conn.execute(
                     "UPDATE riido.text_pending SET token = NULL WHERE token = %s", (token,)
                 )
+                _unstage(conn, token)

@@ -83,8 +83,9 @@ def texts_shared_xact(conn: Conn) -> None:
 
 
 def collect_garbage(conn: Conn) -> bool:
-    """Remove the pending texts no document references, if no load is running (the
-    texts lock is free); False when it had to leave them for a later collection.
+    """Remove the pending texts no document references, and a killed load's numbered
+    documents, if no load is running (the texts lock is free); False when it had to
+    leave them for a later collection.
     Must run outside a transaction."""
     row = conn.execute("SELECT pg_try_advisory_lock(%s, %s)", _LOCK).fetchone()
     if not (row and row[0]):
@@ -92,6 +93,8 @@ def collect_garbage(conn: Conn) -> bool:
     try:
         with conn.transaction():
             conn.execute(sql_text("collect_texts"))
+            # no load is running: what riido.load_stage holds is a killed load's
+            conn.execute("DELETE FROM riido.load_stage")
     finally:
         if not conn.closed and not conn.broken:
             conn.execute("SELECT pg_advisory_unlock(%s, %s)", _LOCK)
