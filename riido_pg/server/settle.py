@@ -31,20 +31,30 @@ def settle(conn: Conn, *, timeout: float = 10.0) -> None:
         return
     if conn.pgconn.transaction_status != TransactionStatus.ACTIVE:
         return
-    with suppress(psycopg.Error):
-        conn.cancel_safe(timeout=min(5.0, timeout))
     with suppress(Exception):  # whatever fails here, closing is the answer
         if _drain(conn, time.monotonic() + timeout):
             return
     conn.close()
 
 
+def _cancel(conn: Conn) -> None:
+    with suppress(psycopg.Error):
+        conn.cancel_safe(timeout=2.0)
+
+
 def _drain(conn: Conn, deadline: float) -> bool:
-    """Read the in-flight statement's results away (ending a COPY); True once idle."""
+    """Cancel the in-flight statement and read its results away (ending a COPY); True
+    once idle. The cancel is sent again each second the statement still runs: one
+    that reaches the server before the statement does is lost."""
     pg = conn.pgconn
+    _cancel(conn)
+    cancelled = time.monotonic()
     while time.monotonic() < deadline:
         pg.consume_input()
         if pg.is_busy():
+            if time.monotonic() - cancelled > 1.0:
+                _cancel(conn)
+                cancelled = time.monotonic()
             select.select([pg.socket], [], [], 0.1)
             continue
         result = pg.get_result()
