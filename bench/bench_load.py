@@ -12,8 +12,10 @@ load indexes each distinct text once, so it measures mostly the reuse path);
 every one is indexed (the honest fresh-load number); ``synthetic`` is generated code.
 
 Phase walls come from the ``progress`` callback: ``documents`` (reading, keys,
-splitting, indexing new texts, staging), ``postings`` (both columns) and
-``rest`` (statistics, commit). Server CPU is the CPU time of every PostgreSQL
+splitting, indexing new texts, staging, the digest, numbering the documents; with
+``--jobs 1`` also the documents rows), ``postings`` (both columns; with ``--jobs`` > 1
+the documents rows are written alongside, on a third session) and ``rest``
+(statistics, commit). Server CPU is the CPU time of every PostgreSQL
 backend of the bench database (psutil), client CPU this process's.
 
 The CLI run writes the same documents as a ``.jsonl`` file and times
