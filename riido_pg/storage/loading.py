@@ -10,17 +10,18 @@ the ``(doc_id, key)`` pairs go to a staging table. Duplicate ids, the document c
 and the content digest are then computed in the database (``sql/content_digest.sql``),
 so loading the same content again is the ``unchanged`` no-op whatever its order.
 
-Once the input is read, the documents are numbered in id byte order into the
-unlogged riido.load_stage under the load's uuid (``sql/stage_documents.sql``); the
-documents insert and both columns' postings read them from there.
+Once the input is read, the documents are numbered in id byte order into a stage
+(``sql/stage_documents.sql``) that is then ANALYZEd, so the documents insert and both
+columns' postings, which read it, are planned for its real size.
 
 With ``jobs`` = 1 everything after the ``loading`` row is one transaction on one
-connection, as loads always were. With ``jobs`` > 1, worker connections index texts
-while the client reads (each chunk committed as it is stored, with its keys recorded
-as pending under the load's token), the numbered documents are committed under the
-snapshot's ``loading`` row (or, for ``--replace``, under a hidden ``replacing`` row),
-then the documents insert and the two columns' postings run on three connections at
-once, each committed, and one last transaction flips the snapshot to ``ready``
+connection, as loads always were; its stage is a temporary table. With ``jobs`` > 1,
+worker connections index texts while the client reads (each chunk committed as it is
+stored, with its keys recorded as pending under the load's token), the numbered
+documents are committed to the unlogged riido.load_stage under the token, then the
+documents insert and the two columns' postings run on three connections at once,
+each committed under the snapshot's ``loading`` row (or, for ``--replace``, under a
+hidden ``replacing`` row), and one last transaction flips the snapshot to ``ready``
 (swapping the content in for a replace) and clears the token and the stage.
 Readers only ever rank ``ready`` snapshots, so they see the old content or the new,
 never a part. An error (bad input late in the file, a worker's backend terminated,
