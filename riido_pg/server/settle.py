@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import select
 import time
-from contextlib import suppress
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 
 import psycopg
 from psycopg.pq import ExecStatus, TransactionStatus
 
 from riido_pg.server.connect import Conn
 
-__all__ = ["release", "settle"]
+__all__ = ["releasing", "settle"]
 
 
 def settle(conn: Conn, *, timeout: float = 10.0) -> None:
@@ -70,15 +71,19 @@ def _drain(conn: Conn, deadline: float) -> bool:
     return False
 
 
-def release(conn: Conn, query: str, params: tuple[object, ...], *, failing: bool) -> None:
-    """Run ``query`` (a session lock's release) as a lock's block ends; when the block
-    is ``failing`` (an exception on its way out), settle the session first and let
-    nothing raised here replace that exception."""
-    if not failing:
+@contextmanager
+def releasing(conn: Conn, query: str, params: tuple[object, ...]) -> Iterator[None]:
+    """Run ``query`` (a session lock's release) when the block ends. When the block
+    fails (an exception on its way out, an interrupt perhaps with a statement still in
+    flight), settle the session first and let nothing raised by the release replace
+    that exception."""
+    try:
+        yield
+    except BaseException:
+        settle(conn)
         if not conn.closed and not conn.broken:
-            conn.execute(query, params)
-        return
-    settle(conn)
+            with suppress(psycopg.Error):
+                conn.execute(query, params)
+        raise
     if not conn.closed and not conn.broken:
-        with suppress(psycopg.Error):
-            conn.execute(query, params)
+        conn.execute(query, params)

@@ -23,7 +23,7 @@ from riido_pg.documents import check_snapshot_id
 from riido_pg.errors import InvalidTextConfig, SnapshotBusy, SnapshotLoading, SnapshotNotFound
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import translated
-from riido_pg.server.settle import release
+from riido_pg.server.settle import releasing
 from riido_pg.storage.texts import collect_garbage
 
 __all__ = [
@@ -97,13 +97,8 @@ def snapshot_lock(conn: Conn, snapshot_id: str) -> Iterator[None]:
             f"snapshot {snapshot_id!r} is being written by another process; "
             "try again when it finishes"
         )
-    unlock = "SELECT pg_advisory_unlock(%s, %s)"
-    try:
+    with releasing(conn, "SELECT pg_advisory_unlock(%s, %s)", (_LOCK_NAMESPACE, key)):
         yield
-    except BaseException:
-        release(conn, unlock, (_LOCK_NAMESPACE, key), failing=True)
-        raise
-    release(conn, unlock, (_LOCK_NAMESPACE, key), failing=False)
 
 
 @translated

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 
 from riido_pg.resources import sql_text
 from riido_pg.server.connect import Conn
-from riido_pg.server.settle import release
+from riido_pg.server.settle import releasing
 from riido_pg.splitting import SPLITTER_VERSION
 
 __all__ = [
@@ -68,13 +68,8 @@ def texts_shared(conn: Conn) -> Iterator[None]:
     """Hold the texts lock shared for the block (a session lock: a load commits
     several transactions under it); waits while a collection runs."""
     conn.execute("SELECT pg_advisory_lock_shared(%s, %s)", _LOCK)
-    unlock = "SELECT pg_advisory_unlock_shared(%s, %s)"
-    try:
+    with releasing(conn, "SELECT pg_advisory_unlock_shared(%s, %s)", _LOCK):
         yield
-    except BaseException:
-        release(conn, unlock, _LOCK, failing=True)
-        raise
-    release(conn, unlock, _LOCK, failing=False)
 
 
 def texts_shared_xact(conn: Conn) -> None:
@@ -90,14 +85,10 @@ def collect_garbage(conn: Conn) -> bool:
     row = conn.execute("SELECT pg_try_advisory_lock(%s, %s)", _LOCK).fetchone()
     if not (row and row[0]):
         return False
-    try:
-        with conn.transaction():
-            conn.execute(sql_text("collect_texts"))
-            # no load is running: what riido.load_stage holds is a killed load's
-            conn.execute("DELETE FROM riido.load_stage")
-    finally:
-        if not conn.closed and not conn.broken:
-            conn.execute("SELECT pg_advisory_unlock(%s, %s)", _LOCK)
+    with releasing(conn, "SELECT pg_advisory_unlock(%s, %s)", _LOCK), conn.transaction():
+        conn.execute(sql_text("collect_texts"))
+        # no load is running: what riido.load_stage holds is a killed load's
+        conn.execute("DELETE FROM riido.load_stage")
     return True
 
 
