@@ -31,6 +31,7 @@ __all__ = [
     "HintsFile",
     "IdentifierHints",
     "LimitOpt",
+    "ListFormatOption",
     "ModelOpt",
     "PolicyOpt",
     "Settings",
@@ -218,6 +219,8 @@ DsnOption = Annotated[
     ),
 ]
 DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")]
+#: ``--format`` of a listing command (``snapshots list``, ``shards list``).
+ListFormatOption = Annotated[Format, typer.Option("--format", help="table or json.")]
 IdentifierHints = Annotated[
     bool,
     typer.Option(

@@ -7,7 +7,15 @@ from typing import Annotated
 
 import typer
 
-from riido_pg.cli.context import DebugOption, DsnOption, Format, connect, emit_json, settings
+from riido_pg.cli.context import (
+    DebugOption,
+    DsnOption,
+    Format,
+    ListFormatOption,
+    connect,
+    emit_json,
+    settings,
+)
 
 __all__ = ["app"]
 
@@ -41,7 +49,7 @@ def shards_add(
 @app.command("list")
 def shards_list(
     ctx: typer.Context,
-    fmt: Annotated[Format, typer.Option("--format", help="table or json.")] = Format.table,
+    fmt: ListFormatOption = Format.table,
     dsn: DsnOption = None,
     debug: DebugOption = False,
 ) -> None:

@@ -6,7 +6,15 @@ from typing import Annotated
 
 import typer
 
-from riido_pg.cli.context import DebugOption, DsnOption, Format, emit_json, routed, settings
+from riido_pg.cli.context import (
+    DebugOption,
+    DsnOption,
+    Format,
+    ListFormatOption,
+    emit_json,
+    routed,
+    settings,
+)
 
 __all__ = ["app"]
 
@@ -18,7 +26,7 @@ SnapshotArg = Annotated[str, typer.Argument(metavar="SNAPSHOT_ID", help="Snapsho
 @app.command("list")
 def snapshots_list(
     ctx: typer.Context,
-    fmt: Annotated[Format, typer.Option("--format", help="table or json.")] = Format.table,
+    fmt: ListFormatOption = Format.table,
     dsn: DsnOption = None,
     debug: DebugOption = False,
 ) -> None:
