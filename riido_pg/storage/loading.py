@@ -251,19 +251,15 @@ def _number(conn: Conn, load: uuid.UUID, stage: sql.Identifier) -> None:
     session's stage and ANALYZE ``stage``, so the statements joining it to the texts
     plan for its real size. The shared stage is committed (its ANALYZE takes a lock
     that waits for any other load's ANALYZE: held for the sampling and no longer)."""
-    number = sql.SQL(sql_text("stage_documents")).format(stage=stage)
-    analyze = sql.SQL("ANALYZE {}").format(stage)
-    if stage == _LOCAL_STAGE:
+    if stage == _LOCAL_STAGE:  # in the caller's transaction
         conn.execute("DROP TABLE IF EXISTS riido_numbered")
         conn.execute("CREATE TEMP TABLE riido_numbered (LIKE riido.load_stage)")
-        conn.execute(number, {"load": load})
-        conn.execute("DROP TABLE riido_stage")
-        conn.execute(analyze)
-        return
+    # a transaction of its own for the shared stage, a savepoint in the caller's for
+    # the local one
     with conn.transaction(), load_timeout(conn):
-        conn.execute(number, {"load": load})
+        conn.execute(sql.SQL(sql_text("stage_documents")).format(stage=stage), {"load": load})
         conn.execute("DROP TABLE riido_stage")
-    conn.execute(analyze)
+    conn.execute(sql.SQL("ANALYZE {}").format(stage))
 
 
 def _unstage(conn: Conn, load: uuid.UUID) -> None:
