@@ -67,7 +67,7 @@ TARGET_P50_MS = {3_000: 5.0, 100_000: 50.0}
 
 
 def target_for(size: int) -> float | None:
-    """The issue's p50 target: 5 ms up to 3,000 docs, 50 ms up to 100,000."""
+    """The p50 target: 5 ms up to 3,000 docs, 50 ms up to 100,000 (README "Benchmarks")."""
     if size <= 3_000:
         return TARGET_P50_MS[3_000]
     if size <= 100_000:

@@ -19,7 +19,7 @@ from riido_pg.splitting import split_identifiers, split_words
 # --------------------------------------------------------------------------- table
 
 REQUIRED_CASES = [
-    # the list
+    # the examples of the README's opening paragraph
     ("ReadConfig", "read config"),
     ("readConfig", "read config"),
     ("read_config", "read config"),
