@@ -17,6 +17,7 @@ __all__ = [
     "InvalidDsn",
     "InvalidInput",
     "InvalidTextConfig",
+    "OutputError",
     "PermissionDenied",
     "QueryTimeout",
     "ReadOnlyServer",
@@ -55,6 +56,10 @@ class InvalidDsn(InvalidInput):
 
 class InvalidTextConfig(InvalidInput):
     """A text search configuration the server does not know."""
+
+
+class OutputError(InvalidInput):
+    """A file or directory named for output cannot be written as asked."""
 
 
 class ConflictingOptions(InvalidInput):

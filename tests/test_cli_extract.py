@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -113,3 +115,38 @@ def test_unindexable_functions_are_left_out_of_a_tree_load(cli: Any, tmp_path: P
     assert result.code == 0, result.stderr
     assert result.stdout == "loaded snapshot 'gen' (1 document)\n"
     assert "1 functions with words too long to index" in result.stderr
+
+
+def test_extract_output_onto_dev_null_a_symlink_and_stdout(cli: Any, tmp_path: Path) -> None:
+    before = os.stat("/dev/null")
+    result = cli(["extract", str(FIXTURES / "go"), "--output", "/dev/null"])
+    assert (result.code, result.stdout) == (0, ""), result.stderr
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+    assert os.stat("/dev/null").st_rdev == before.st_rdev
+    real = tmp_path / "real.jsonl"
+    real.write_text("old")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(real)
+    assert cli(["extract", str(FIXTURES / "go"), "--output", str(link)]).code == 0
+    assert link.is_symlink() and real.read_text() == (GOLDEN / "go.jsonl").read_text()
+    result = cli(["extract", str(FIXTURES / "go"), "--output", "-"])
+    assert (result.code, result.stdout) == (0, (GOLDEN / "go.jsonl").read_text())
+
+
+def test_extract_error_keeps_the_previous_output(cli: Any, tmp_path: Path) -> None:
+    out = tmp_path / "out.jsonl"
+    out.write_text("keep\n")
+    empty = tmp_path / "emptydir"
+    empty.mkdir()
+    result = cli(["extract", str(empty), "--output", str(out)])
+    assert result.code == 2 and result.stderr.startswith("error: ")
+    assert out.read_text() == "keep\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["emptydir", "out.jsonl"]
+
+
+def test_extract_output_in_a_missing_directory_exit_2(cli: Any, tmp_path: Path) -> None:
+    out = tmp_path / "nonexistent" / "dir" / "x.jsonl"
+    result = cli(["extract", str(FIXTURES / "go"), "--output", str(out)])
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr == (f"error: {out}: cannot write: {out.parent}: no such directory\n")
+    assert not (tmp_path / "nonexistent").exists()

@@ -22,7 +22,7 @@ from riido_pg.cli.context import (
     routed,
     settings,
 )
-from riido_pg.errors import ConflictingOptions, InvalidCorpus, InvalidInput
+from riido_pg.errors import ConflictingOptions, InvalidCorpus
 from riido_pg.words import count
 
 __all__ = ["corpus_app", "corpus_docproxy", "eval_command"]
@@ -128,10 +128,12 @@ def eval_command(
         what = "not a directory" if beir_dir.exists() else "no such directory"
         raise InvalidCorpus(f"{beir_dir}: {what} (expected a BEIR directory){hint}")
     from riido_pg.evaluation import check_policies, evaluate, store_corpus
-    from riido_pg.files import write_atomically
+    from riido_pg.files import STDOUT, check_output, write_output
     from riido_pg.storage import DEFAULT_TEXT_CONFIG, check_text_config, get_snapshot
 
     settings(ctx, dsn, debug)
+    if output is not None:
+        check_output(output)  # a bad path costs no evaluation
     policies = check_policies(policy, model)
     if model is not None:
         load_model(model)  # an unknown or uninstalled model fails before any work
@@ -181,14 +183,10 @@ def eval_command(
         )
     sys.stderr.write(note)  # after the progress bar is gone
     text = result.to_json()
-    if output is not None and str(output) == "-":
-        sys.stdout.write(text)
-        return
     if output is not None:
-        try:
-            write_atomically(output, text)
-        except OSError as exc:
-            raise InvalidInput(f"{output}: cannot write the output: {exc.strerror}") from exc
+        write_output(output, text)
+        if str(output) == STDOUT:
+            return
     from riido_pg.cli.tables import print_evaluation
 
     print_evaluation(result)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import io
-import sys
 from pathlib import Path
 from typing import Annotated
 
@@ -50,7 +49,9 @@ def extract(
         typer.Option(
             "--output",
             metavar="FILE",
-            help="Write the JSON Lines here (replaced whole) instead of stdout.",
+            help="Write the JSON Lines to FILE instead of stdout ('-': stdout); a regular "
+            "file is replaced whole when done, a device or FIFO written to, a link's "
+            "target written.",
             dir_okay=False,
             show_default=False,
         ),
@@ -61,8 +62,10 @@ def extract(
 ) -> None:
     """Write one JSON line {"id","text","metadata"} per function or method in DIR."""
     from riido_pg.extract import ExtractStats, iter_functions, write_jsonl
-    from riido_pg.files import atomic_file
+    from riido_pg.files import STDOUT, check_output, output_file
 
+    target = STDOUT if output is None else output
+    check_output(target)  # a bad path costs no extraction
     stats = ExtractStats()
     functions = iter_functions(
         directory,
@@ -71,17 +74,13 @@ def extract(
         include_vendored=include_vendored,
         stats=stats,
     )
-    if output is None:
-        write_jsonl(functions, sys.stdout)
-    else:
-        try:
-            with atomic_file(output) as raw:
-                text = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
-                write_jsonl(functions, text)
-                text.flush()
-                text.detach()
-        except OSError as exc:
-            raise InvalidInput(f"{output}: cannot write: {exc.strerror}") from exc
-    if stats.functions == 0:
-        raise InvalidInput(f"{directory}: no functions in a supported language: {stats.describe()}")
+    with output_file(target) as raw:
+        text = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
+        write_jsonl(functions, text)
+        text.flush()
+        text.detach()
+        if stats.functions == 0:  # inside the block: an existing file stays as it was
+            raise InvalidInput(
+                f"{directory}: no functions in a supported language: {stats.describe()}"
+            )
     note(stats.describe())

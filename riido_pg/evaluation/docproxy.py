@@ -74,7 +74,7 @@ from typing import TypeAlias
 import platformdirs
 
 from riido_pg.errors import DownloadFailed, InvalidCorpus
-from riido_pg.files import write_atomically
+from riido_pg.files import output_dir, write_output
 
 __all__ = [
     "PINS",
@@ -491,10 +491,13 @@ def assemble(records: Iterable[FunctionRecord]) -> BeirFiles:
 
 
 def write_beir(out_dir: Path, files: BeirFiles) -> None:
-    """Write the three files, each replaced whole."""
-    write_atomically(out_dir / "corpus.jsonl", files.corpus)
-    write_atomically(out_dir / "queries.jsonl", files.queries)
-    write_atomically(out_dir / "qrels" / "test.tsv", files.qrels)
+    """Write the three files, each replaced whole (``out_dir`` is created if missing;
+    its parent must exist)."""
+    output_dir(out_dir)
+    output_dir(out_dir / "qrels")
+    write_output(out_dir / "corpus.jsonl", files.corpus)
+    write_output(out_dir / "queries.jsonl", files.queries)
+    write_output(out_dir / "qrels" / "test.tsv", files.qrels)
 
 
 def build_docproxy(

@@ -15,8 +15,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import IO
 
-from riido_pg.errors import InvalidInput
-from riido_pg.files import atomic_file
+from riido_pg.files import output_dir, output_file
 
 __all__ = ["DEFAULT_RUN_DEPTH", "RunWriter"]
 
@@ -30,16 +29,11 @@ class RunWriter:
     def __init__(
         self, stack: ExitStack, run_dir: Path, policies: Sequence[str], doc_ids: list[str]
     ) -> None:
-        try:
-            run_dir.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise InvalidInput(
-                f"{run_dir}: cannot create the run directory: {exc.strerror}"
-            ) from exc
+        output_dir(run_dir)
         self.doc_ids = doc_ids
         self.paths = [run_dir / f"{p}.trec" for p in policies]
         self.files: dict[str, IO[bytes]] = {
-            p: stack.enter_context(atomic_file(path))
+            p: stack.enter_context(output_file(path))
             for p, path in zip(policies, self.paths, strict=True)
         }
 

@@ -51,8 +51,8 @@ from typing import Any
 
 import platformdirs
 
-from riido_pg.errors import DatabaseUnavailable
-from riido_pg.files import write_atomically
+from riido_pg.errors import DatabaseUnavailable, OutputError
+from riido_pg.files import write_output
 
 __all__ = ["MARKER_NAME", "embedded_dsn", "home_dir", "stop_embedded"]
 
@@ -621,13 +621,13 @@ def _migrate_fresh(uri: str, pgdata: Path) -> None:
 
 def _write_marker(marker: Path) -> None:
     try:
-        write_atomically(
+        write_output(
             marker,
             "the embedded cluster in pgdata/ has started and may hold data: "
             "riido-pg never removes it\n",
         )
-    except OSError as exc:
-        raise _fs_error(marker.parent, exc) from exc
+    except OutputError as exc:
+        raise DatabaseUnavailable(f"{exc}; check the permissions of {marker.parent}") from exc
 
 
 # --- running the PostgreSQL programs ------------------------------------------------------
