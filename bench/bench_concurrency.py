@@ -41,10 +41,10 @@ from common import (
     write_results,
 )
 
-from riido_pg.ranking import REGISTRY
+from riido_pg.ranking import policies
 
 #: Every policy that needs no model (the model policy's cost is measured by eval --model).
-POLICIES = tuple(name for name, p in REGISTRY.items() if not p.needs_model)
+POLICIES = tuple(p.name for p in policies() if not p.needs_model)
 
 LIMIT = 100
 

@@ -18,15 +18,15 @@ from riido_pg.errors import (
     SnapshotNotFound,
 )
 from riido_pg.ranking import (
-    POLICIES,
-    REGISTRY,
     Candidate,
     Policy,
     Ranking,
     auxiliary_first,
     baseline_first,
+    policies,
     rank_documents,
     rank_snapshot,
+    register_policy,
 )
 from riido_pg.splitting import split_identifiers
 from riido_pg.storage import (
@@ -42,8 +42,6 @@ from riido_pg.storage import (
 __version__ = "0.1.0"
 
 __all__ = [
-    "POLICIES",
-    "REGISTRY",
     "Candidate",
     "ConflictingOptions",
     "DatabaseUnavailable",
@@ -74,7 +72,9 @@ __all__ = [
     "list_snapshots",
     "load_snapshot",
     "load_snapshot_from_table",
+    "policies",
     "rank_documents",
     "rank_snapshot",
+    "register_policy",
     "split_identifiers",
 ]

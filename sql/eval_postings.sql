@@ -1,16 +1,15 @@
--- eval_postings.sql: the postings of the given lexemes in one column of a snapshot,
--- in lexeme byte order (the column's collation is "C").
+-- eval_postings.sql: every term weight of one column of a snapshot for the given
+-- lexemes, per lexeme: the documents holding it and each one's weight in units of
+-- 2^-40, exactly as rank.sql sums them ({entries} of sql/scored.sql).
 --
--- The evaluation turns them into a sparse term x document matrix of idf * tfn and
--- scores every question against every document with one sparse product per batch
--- of questions, instead of aggregating (question, document) pairs in SQL.
--- Lexeme order matters: a document's score is summed in this order, the order in
--- which rank.sql reads the same postings (primary-key order), so both paths add
--- the same floats in the same order.
--- Parameters: %(snapshot_id)s, %(col)s ('raw' | 'ident'), %(lexemes)s (text[]).
-SELECT p.lexeme, p.idf, p.doc_ords, p.tfn
-FROM riido.postings AS p
-WHERE p.snapshot_id = %(snapshot_id)s
-  AND p.col = %(col)s
-  AND p.lexeme = ANY(%(lexemes)s::text[])
-ORDER BY p.lexeme
+-- The evaluation turns them into a sparse term x document matrix and scores every
+-- question against every document with one sparse product per batch of questions,
+-- instead of aggregating (question, document) pairs in SQL; integer units add up to
+-- the same exact score in any order, so both paths rank alike.
+-- Parameters: those of scored.sql (the lexemes are every question's).
+-- Returns: (lexeme, doc_ords int[], units int8[]) in lexeme byte order.
+WITH {removed}{scored}
+SELECT e.lexeme, array_agg(e.doc_ord), array_agg(e.units)
+FROM {entries_name} AS e
+GROUP BY e.lexeme
+ORDER BY e.lexeme

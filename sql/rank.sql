@@ -1,58 +1,32 @@
--- rank.sql: the BM25 ranking of one column of one snapshot, or its first %(limit)s.
+-- rank.sql: the BM25 ranking of one column of a snapshot, or its first %(limit)s.
 --
--- Reads only the postings of the query's own lexemes (primary-key lookups),
--- sums idf * tfn per document, orders by score descending then doc_ord (= document
--- id in byte order). Documents matching no lexeme follow with score 0 in doc_ord
--- order. %(limit)s NULL means the full ranking.
--- Parameters: %(snapshot_id)s, %(col)s, %(lexemes)s (text[]), %(n)s (documents
--- in the snapshot), %(limit)s.
-WITH terms AS (
-    -- one primary-key lookup per query lexeme: a plan that does not depend on
-    -- table statistics
-    SELECT p.lexeme, p.idf, p.doc_ords, p.tfn
-    FROM unnest(%(lexemes)s::text[]) AS q(lexeme)
-    JOIN riido.postings AS p
-      ON p.snapshot_id = %(snapshot_id)s
-     AND p.col = %(col)s
-     AND p.lexeme = q.lexeme
-),
-scored AS MATERIALIZED (
-    -- each document's terms are summed in lexeme order whatever the plan, so equal
-    -- documents get bit-identical scores and ties fall to doc_ord as they should
-    SELECT x.doc_ord, sum(x.w) AS score
-    FROM (
-        SELECT u.doc_ord, t.idf * u.tfn AS w
-        FROM terms AS t
-        CROSS JOIN LATERAL unnest(t.doc_ords, t.tfn) AS u(doc_ord, tfn)
-        ORDER BY u.doc_ord, t.lexeme
-    ) AS x
-    GROUP BY x.doc_ord
-),
+-- {scored} is sql/scored.sql for the column (preceded by the snapshot's removed
+-- documents when it has any, {removed}). The matching documents are ordered by score
+-- descending, then document id in byte order; with a limit only the first
+-- %(limit)s scores (and every document tied with the last of them) are looked up
+-- by doc_ord to get their ids, so a top-K reads K documents rows, not the snapshot.
+-- Documents matching nothing follow with score 0 in id order (sql/zeros.sql).
+-- %(limit)s NULL means the full ranking.
+-- Parameters: those of scored.sql, %(segments)s, %(limit)s.
+-- Returns: (doc_ord, doc_id, units), units / 2^40 being the score.
+WITH {removed}{scored},
 top AS (
-    SELECT doc_ord, score FROM scored
-    ORDER BY score DESC, doc_ord
-    LIMIT %(limit)s
+    SELECT s.doc_ord, s.units FROM {scored_name} AS s
+    ORDER BY s.units DESC
+    FETCH FIRST coalesce(%(limit)s::int8, 9223372036854775807) ROWS WITH TIES
 ),
-zeros AS (
-    SELECT g AS doc_ord, 0::float8 AS score
-    FROM generate_series(0, %(n)s::int - 1) AS g
-    WHERE NOT EXISTS (SELECT 1 FROM scored AS s WHERE s.doc_ord = g)
-    ORDER BY g
-    LIMIT CASE WHEN %(limit)s::int IS NULL THEN NULL
-               ELSE greatest(%(limit)s::int - (SELECT count(*) FROM top), 0) END
+named AS (
+    SELECT t.doc_ord, d.doc_id, t.units
+    FROM top AS t
+    JOIN riido.documents AS d
+      ON d.segment_id = ANY(%(segments)s::uuid[]) AND d.doc_ord = t.doc_ord
 ),
-ranked AS (
-    SELECT doc_ord, score, 0 AS part FROM top
+{zeros}
+SELECT r.doc_ord, r.doc_id, r.units
+FROM (
+    SELECT doc_ord, doc_id, units, 0 AS part FROM named
     UNION ALL
-    SELECT doc_ord, score, 1 AS part FROM zeros
-),
--- LIMIT never drops a row here (top and zeros hold at most %(limit)s together); it
--- tells the planner a top-K is small, so ids come from primary-key lookups, while a
--- full ranking (limit NULL) joins the documents with a hash join
-page AS (
-    SELECT doc_ord, score, part FROM ranked LIMIT %(limit)s
-)
-SELECT r.doc_ord, d.doc_id, r.score
-FROM page AS r
-JOIN riido.documents AS d ON d.snapshot_id = %(snapshot_id)s AND d.doc_ord = r.doc_ord
-ORDER BY r.part, r.score DESC, r.doc_ord
+    SELECT doc_ord, doc_id, 0::int8, 1 FROM zeros
+) AS r
+ORDER BY r.part, r.units DESC, r.doc_id
+LIMIT %(limit)s

@@ -1,75 +1,47 @@
--- rank_fused.sql: the identifier_bm25_fused ranking of one snapshot, or its first
+-- rank_fused.sql: the identifier_bm25_fused ranking of a snapshot, or its first
 -- %(limit)s: score = bm25 (raw column) + %(w)s * identifier_bm25 (identifier column).
 --
--- Each column's score is summed exactly as rank.sql sums it (idf * tfn, in lexeme
--- order, from primary-key lookups of the query's own lexemes), so bm25_score and
--- identifier_bm25_score here are bit-identical to those of their own rankings, and
--- the fused score is the one float8 expression raw + w * ident. Ties: doc_ord.
+-- {scored_raw} and {scored_ident} are sql/scored.sql for each column, so
+-- bm25_score and identifier_bm25_score are exactly those of their own rankings, and
+-- the fused score is the one float8 expression raw + w * ident. Ties: document id.
 -- Documents whose fused score is 0 (matched by nothing, or only by the identifier
--- column when w = 0) follow with score 0 in doc_ord order, as in rank.sql.
--- Parameters: %(snapshot_id)s, %(raw)s, %(ident)s (text[] lexemes of each column),
--- %(w)s (float8), %(n)s (documents in the snapshot), %(limit)s (NULL: everything).
-WITH raw_scored AS MATERIALIZED (
-    SELECT x.doc_ord, sum(x.w) AS score
-    FROM (
-        SELECT u.doc_ord, p.idf * u.tfn AS w
-        FROM unnest(%(raw)s::text[]) AS q(lexeme)
-        JOIN riido.postings AS p
-          ON p.snapshot_id = %(snapshot_id)s AND p.col = 'raw' AND p.lexeme = q.lexeme
-        CROSS JOIN LATERAL unnest(p.doc_ords, p.tfn) AS u(doc_ord, tfn)
-        ORDER BY u.doc_ord, p.lexeme
-    ) AS x
-    GROUP BY x.doc_ord
-),
-ident_scored AS MATERIALIZED (
-    SELECT x.doc_ord, sum(x.w) AS score
-    FROM (
-        SELECT u.doc_ord, p.idf * u.tfn AS w
-        FROM unnest(%(ident)s::text[]) AS q(lexeme)
-        JOIN riido.postings AS p
-          ON p.snapshot_id = %(snapshot_id)s AND p.col = 'ident' AND p.lexeme = q.lexeme
-        CROSS JOIN LATERAL unnest(p.doc_ords, p.tfn) AS u(doc_ord, tfn)
-        ORDER BY u.doc_ord, p.lexeme
-    ) AS x
-    GROUP BY x.doc_ord
-),
+-- column when w = 0) follow with score 0 in id order, as in rank.sql.
+-- Parameters: those of scored.sql for both columns, %(w)s, %(segments)s, %(limit)s.
+-- Returns: (doc_ord, doc_id, fused score, raw units, identifier units).
+WITH {removed}{scored_raw},
+{scored_ident},
 fused AS MATERIALIZED (
-    SELECT f.doc_ord, f.raw, f.ident, f.raw + %(w)s::float8 * f.ident AS score
-    FROM (
-        SELECT coalesce(r.doc_ord, i.doc_ord) AS doc_ord,
-               coalesce(r.score, 0)::float8 AS raw,
-               coalesce(i.score, 0)::float8 AS ident
-        FROM raw_scored AS r
-        FULL JOIN ident_scored AS i ON i.doc_ord = r.doc_ord
-    ) AS f
-    WHERE f.raw + %(w)s::float8 * f.ident > 0
+    SELECT coalesce(r.doc_ord, i.doc_ord) AS doc_ord,
+           coalesce(r.units, 0) AS raw,
+           coalesce(i.units, 0) AS ident,
+           coalesce(r.units, 0)::float8 / 1099511627776::float8
+           + %(w)s::float8 * (coalesce(i.units, 0)::float8 / 1099511627776::float8) AS score
+    FROM {raw_name} AS r
+    FULL JOIN {ident_name} AS i ON i.doc_ord = r.doc_ord
+),
+matched AS (
+    SELECT * FROM fused WHERE score > 0
 ),
 top AS (
-    SELECT doc_ord, score, raw, ident FROM fused
-    ORDER BY score DESC, doc_ord
-    LIMIT %(limit)s
+    SELECT m.doc_ord, m.score, m.raw, m.ident FROM matched AS m
+    ORDER BY m.score DESC
+    FETCH FIRST coalesce(%(limit)s::int8, 9223372036854775807) ROWS WITH TIES
 ),
-zeros AS (
-    SELECT g AS doc_ord, 0::float8 AS score
-    FROM generate_series(0, %(n)s::int - 1) AS g
-    WHERE NOT EXISTS (SELECT 1 FROM fused AS s WHERE s.doc_ord = g)
-    ORDER BY g
-    LIMIT CASE WHEN %(limit)s::int IS NULL THEN NULL
-               ELSE greatest(%(limit)s::int - (SELECT count(*) FROM top), 0) END
+named AS (
+    SELECT t.doc_ord, d.doc_id, t.score, t.raw, t.ident
+    FROM top AS t
+    JOIN riido.documents AS d
+      ON d.segment_id = ANY(%(segments)s::uuid[]) AND d.doc_ord = t.doc_ord
 ),
-ranked AS (
-    SELECT doc_ord, score, raw, ident, 0 AS part FROM top
+{zeros}
+SELECT r.doc_ord, r.doc_id, r.score, r.raw, r.ident
+FROM (
+    SELECT doc_ord, doc_id, score, raw, ident, 0 AS part FROM named
     UNION ALL
     -- a zero-score document may still have an identifier score (when w = 0)
-    SELECT z.doc_ord, z.score, coalesce(r.score, 0), coalesce(i.score, 0), 1 AS part
+    SELECT z.doc_ord, z.doc_id, 0::float8, coalesce(f.raw, 0), coalesce(f.ident, 0), 1
     FROM zeros AS z
-    LEFT JOIN raw_scored AS r ON r.doc_ord = z.doc_ord
-    LEFT JOIN ident_scored AS i ON i.doc_ord = z.doc_ord
-),
-page AS (
-    SELECT doc_ord, score, raw, ident, part FROM ranked LIMIT %(limit)s
-)
-SELECT r.doc_ord, d.doc_id, r.score, r.raw, r.ident
-FROM page AS r
-JOIN riido.documents AS d ON d.snapshot_id = %(snapshot_id)s AND d.doc_ord = r.doc_ord
-ORDER BY r.part, r.score DESC, r.doc_ord
+    LEFT JOIN fused AS f ON f.doc_ord = z.doc_ord
+) AS r
+ORDER BY r.part, r.score DESC, r.doc_id
+LIMIT %(limit)s

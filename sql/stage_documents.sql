@@ -1,17 +1,19 @@
--- stage_documents.sql: number a load's documents for the statements that write them.
+-- stage_documents.sql: number the documents of a load's new segment.
 --
--- The loader COPYs (doc_id, key) into the temporary table riido_stage as it reads
--- its input, in any order (ids checked unique by content_digest.sql). Here each
--- document gets its doc_ord, its rank in id byte order (the stage's doc_id is
--- C-collated), which is the order ties are broken in, under the load's uuid, in
+-- {source} holds (doc_id, key): every staged document of a self-contained snapshot
+-- (riido_stage, filled by COPY as the input was read, ids checked unique by
+-- content_digest.sql), or the documents a snapshot on a base adds (riido_added,
+-- base_diff.sql). Each gets its doc_ord: %(first_ord)s plus its rank in id byte order
+-- (doc_id is C-collated), the order ties are broken in, under the load's uuid, in
 -- {stage}: the session's temporary riido_numbered (a load on one connection), or the
 -- unlogged riido.load_stage, where every session of a parallel load reads them.
--- insert_documents.sql and both columns' finalize_column.sql read them; the loader
--- ANALYZEs {stage} first, so their plans know how many rows they join.
--- Parameters: %(load)s (the load's uuid).
+-- insert_segment.sql, insert_documents.sql and both columns' segment_postings.sql
+-- read them; the loader ANALYZEs {stage} first, so their plans know how many rows
+-- they join.
+-- Parameters: %(load)s (the load's uuid), %(first_ord)s.
 INSERT INTO {stage} (load, doc_ord, doc_id, text_key)
 SELECT %(load)s::uuid,
-       (row_number() OVER (ORDER BY s.doc_id) - 1)::int,
+       (%(first_ord)s + row_number() OVER (ORDER BY s.doc_id) - 1)::int,
        s.doc_id,
        s.key
-FROM riido_stage AS s
+FROM {source} AS s

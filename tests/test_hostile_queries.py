@@ -43,10 +43,12 @@ from riido_pg.ranking import (
     IDENTIFIER_BM25_AUXILIARY_FIRST,
     IDENTIFIER_BM25_BASELINE_FIRST,
     OUT_OF_SCOPE,
-    POLICIES,
-    REGISTRY,
+    policies,
 )
 from riido_pg.ranking.policies import MODEL_OUT_OF_SCOPE
+
+REGISTRY = {p.name: p for p in policies()}
+POLICIES = tuple(p.name for p in policies())
 
 SNAP = "hostile'; drop table riido.snapshots; --"
 DOCS = [

@@ -5,11 +5,12 @@ nothing queryable and no orphaned shared texts, a re-run completes, and a parall
 the old snapshot whole). Loads of two other snapshots sharing new texts, run at once,
 both complete.
 
-Each load is caught at a chosen moment by a lock the test holds: on riido.documents
-(the workers have committed texts, the documents wait), on riido.text_pending (a
+Each load is caught at a chosen moment by a lock the test holds: on riido.segments
+(the workers have committed texts, the new segment's row waits), on riido.text_pending (a
 worker waits in its insert into riido.texts) or on riido.postings (the documents are
-numbered in riido.load_stage and committed under the 'loading' row, both columns'
-postings wait). The lock makes the moment deterministic on any machine."""
+numbered in riido.load_stage and committed into the load's new segment, which no
+snapshot holds yet, both columns' postings wait). The lock makes the moment
+deterministic on any machine."""
 
 from __future__ import annotations
 
@@ -32,7 +33,6 @@ from riido_pg import Document, load_snapshot, rank_snapshot
 from riido_pg.documents import read_source
 from riido_pg.errors import SnapshotNotFound
 from riido_pg.storage import drop_snapshot, list_snapshots
-from riido_pg.storage.snapshots import shadow_id
 
 N = 4_500  # three chunks (of 2,000)
 JOBS = ["--jobs", "2"]
@@ -43,9 +43,9 @@ STOPS = {
 #: the statement each lock catches the load in (pg_stat_activity shows the first 1 kB
 #: of a statement: the sql/ file's header comment names it)
 WAITING_IN = {
-    "documents": "-- insert_documents.sql%",
+    "segments": "-- insert_segment.sql%",
     "text_pending": "-- insert_texts.sql%",
-    "postings": "-- finalize_column.sql%",
+    "postings": "-- segment_postings.sql%",
 }
 UNREFERENCED = (
     "SELECT count(*) FROM riido.texts AS t "
@@ -149,15 +149,18 @@ def _wait_gone(db: Database) -> None:
     )
 
 
-def _wait_postings(db: Database, snapshot_id: str) -> None:
+#: documents of segments no snapshot holds (a load's new segment before it publishes)
+UNHELD = (
+    "SELECT count(*) FROM riido.documents AS d WHERE NOT EXISTS "
+    "(SELECT 1 FROM riido.snapshot_segments AS p WHERE p.segment_id = d.segment_id)"
+)
+
+
+def _wait_postings(db: Database) -> None:
     """Until both columns' postings wait (riido.postings locked) and the documents,
-    written alongside them, are committed under ``snapshot_id``."""
+    written alongside them, are committed into the load's new segment."""
     _wait_waiting(db, WAITING_IN["postings"], n=2)
-    _wait_for(
-        db,
-        "SELECT count(*) = %s FROM riido.documents WHERE snapshot_id = %s",
-        (N, snapshot_id),
-    )
+    _wait_for(db, f"SELECT ({UNHELD}) = %s", (N,))
 
 
 def _sigkill(db: Database, table: str, caught: Callable[[], object], *args: str) -> None:
@@ -202,15 +205,22 @@ def _assert_clean(db: Database) -> None:
 def _states(db: Database, snapshot: str) -> list[str]:
     with db.connect() as conn:
         rows = conn.execute(
-            "SELECT state FROM riido.snapshots WHERE snapshot_id IN (%s, %s) ORDER BY state",
-            (snapshot, shadow_id(snapshot)),
+            "SELECT state FROM riido.snapshots WHERE snapshot_id = %s", (snapshot,)
         ).fetchall()
     return [r[0] for r in rows]
 
 
 def _documents(db: Database, snapshot: str) -> int:
+    """Documents the snapshot holds (its path's, less those it removed)."""
     return int(
-        _scalar(db, "SELECT count(*) FROM riido.documents WHERE snapshot_id = %s", (snapshot,))
+        _scalar(
+            db,
+            "SELECT count(*) FROM riido.snapshot_segments AS p "
+            "JOIN riido.documents AS d ON d.segment_id = p.segment_id "
+            "JOIN riido.snapshots AS s ON s.snapshot_id = p.snapshot_id "
+            "WHERE p.snapshot_id = %s AND NOT d.doc_ord = ANY(s.removed)",
+            (snapshot,),
+        )
     )
 
 
@@ -232,7 +242,7 @@ def _rerun_completes(db: Database, snapshot: str, src: Path, word: str) -> None:
 # -- a killed loader ------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("table", ["documents", "postings"])
+@pytest.mark.parametrize("table", ["segments", "postings"])
 def test_sigkill_of_a_parallel_loader_leaves_nothing_queryable(
     db: Database, tmp_path: Path, table: str
 ) -> None:
@@ -240,24 +250,22 @@ def test_sigkill_of_a_parallel_loader_leaves_nothing_queryable(
     src = _source(tmp_path, "big.jsonl", word)
 
     def caught() -> None:
-        if table == "documents":  # mid-load: workers have committed texts
+        if table == "segments":  # mid-load: workers have committed texts
             _wait_for(db, "SELECT count(*) FROM riido.text_pending WHERE token IS NOT NULL")
         else:
-            _wait_postings(db, snapshot)
+            _wait_postings(db)
 
     _sigkill(db, table, caught, "load", snapshot, str(src), *JOBS)
     assert _states(db, snapshot) == ["loading"]
-    if table == "documents":
+    if table == "segments":
         # the dead load's texts are stored, unreferenced, and listed as pending
         assert _scalar(db, UNREFERENCED) > 0
         assert db.count("text_pending") > 0
     else:
-        assert _documents(db, snapshot) == N
-        assert (
-            _scalar(db, "SELECT count(*) FROM riido.postings WHERE snapshot_id = %s", (snapshot,))
-            == 0
-        )
-        # the dead load's numbered documents stay staged until the collector runs
+        # the dead load's segment holds its documents, no postings, and no snapshot
+        # holds it; its numbered documents stay staged until the collector runs
+        assert _scalar(db, UNHELD) == N
+        assert _documents(db, snapshot) == 0
         assert db.count("load_stage") == N
     query = run_cli(["query", snapshot, word], dsn=db.dsn)
     assert (query.code, query.stdout, query.stderr) == (
@@ -389,26 +397,23 @@ def test_parallel_replace_is_atomic_for_concurrent_readers(db: Database) -> None
             for c in rank_snapshot(conn, "swap-new", query, limit=20).candidates
         ]
     assert before != after
-    hidden = shadow_id("swap")
 
     seen: list[str] = []
-    listed_hidden: list[list[str]] = []
+    listed: list[list[str]] = []
 
     def reader(conn: Any) -> None:
         got = [
             (c.id, c.bm25_score) for c in rank_snapshot(conn, "swap", query, limit=20).candidates
         ]
         seen.append("old" if got == before else "new" if got == after else "mixed")
-        ids = [s.snapshot_id for s in list_snapshots(conn)]
-        if hidden in ids:
-            listed_hidden.append(ids)
+        listed.append(sorted(s.snapshot_id for s in list_snapshots(conn)))
 
     results: list[Any] = []
     replace_errors: list[BaseException] = []
 
     def replace(conn: Any) -> None:
         try:
-            results.append(load_snapshot(conn, "swap", new, replace=True, jobs=2))
+            results.append(load_snapshot(conn, "swap", new, replace=True, jobs=2, fresh=True))
         except BaseException as exc:
             replace_errors.append(exc)
 
@@ -416,7 +421,7 @@ def test_parallel_replace_is_atomic_for_concurrent_readers(db: Database) -> None
         time.sleep(0.3)
         with db.connect() as holder, db.connect() as loader:
             # hold the snapshot's row: the replace waits inside its last transaction,
-            # its new content written under the hidden row
+            # its new content written into a segment no snapshot holds yet
             holder.execute("BEGIN")
             holder.execute(
                 "SELECT 1 FROM riido.snapshots WHERE snapshot_id = 'swap' FOR NO KEY UPDATE"
@@ -430,11 +435,12 @@ def test_parallel_replace_is_atomic_for_concurrent_readers(db: Database) -> None
                 "AND wait_event_type = 'Lock')",
                 (pid,),
             )
-            assert _states(db, "swap") == ["ready", "replacing"]
-            listed = run_cli(["snapshots", "list", "--format", "json"], dsn=db.dsn)
-            assert listed.code == 0, listed.stderr
-            rows = {r["id"]: r["documents"] for r in json.loads(listed.stdout)}
-            assert rows["swap"] == len(old) and hidden not in rows
+            assert _states(db, "swap") == ["ready"]
+            assert _scalar(db, UNHELD) == len(new)
+            shown = run_cli(["snapshots", "list", "--format", "json"], dsn=db.dsn)
+            assert shown.code == 0, shown.stderr
+            rows = {r["id"]: r["documents"] for r in json.loads(shown.stdout)}
+            assert rows["swap"] == len(old) and rows["swap-new"] == len(new)
             assert "new" not in seen
             holder.execute("COMMIT")
             writer.join(timeout=60)
@@ -443,7 +449,7 @@ def test_parallel_replace_is_atomic_for_concurrent_readers(db: Database) -> None
     assert [r.action for r in results] == ["replaced"]
     assert "mixed" not in seen
     assert seen[0] == "old" and seen[-1] == "new"
-    assert listed_hidden == []
+    assert all(ids.count("swap") == 1 for ids in listed)
     assert _states(db, "swap") == ["ready"]
     _assert_clean(db)  # the old half's texts were collected
     with db.connect() as conn:
@@ -514,16 +520,17 @@ def test_sigkill_of_a_parallel_replace_keeps_the_old_snapshot(
     _sigkill(
         db,
         "postings",
-        lambda: _wait_postings(db, shadow_id(snapshot)),
-        *("load", snapshot, str(new), "--replace", *JOBS),
+        lambda: _wait_postings(db),
+        *("load", snapshot, str(new), "--replace", "--fresh", *JOBS),
     )
-    # the new content waits under the hidden row; the old snapshot is whole
-    assert _states(db, snapshot) == ["ready", "replacing"]
-    assert _documents(db, shadow_id(snapshot)) == N
+    # the new content waits in a segment no snapshot holds; the old snapshot is whole
+    assert _states(db, snapshot) == ["ready"]
+    assert _documents(db, snapshot) == 2_000
+    assert _scalar(db, UNHELD) == N
     with db.connect() as conn:
         assert rank_snapshot(conn, snapshot, f"old{rerun_jobs}_7") == ranked
         listed = [s.snapshot_id for s in list_snapshots(conn)]
-    assert snapshot in listed and shadow_id(snapshot) not in listed
+    assert listed.count(snapshot) == 1
     rerun = run_cli(["load", snapshot, str(new), "--replace", "--jobs", rerun_jobs], dsn=db.dsn)
     assert (rerun.code, rerun.stdout, rerun.stderr) == (
         0,

@@ -14,10 +14,13 @@ from corpus import write_beir
 
 from riido_pg import Document, load_snapshot, rank_snapshot
 from riido_pg.errors import ConflictingOptions
-from riido_pg.ranking import OUT_OF_SCOPE, POLICIES, REGISTRY, evaluated_policies
+from riido_pg.ranking import OUT_OF_SCOPE, evaluated_policies, policies
 from riido_pg.ranking.model_hints import model_named
 from riido_pg.ranking.policies import HINTS, IDENT, MODEL, RAW, select_policy
 from riido_pg.storage.embeddings import embed_snapshot
+
+REGISTRY = {p.name: p for p in policies()}
+POLICIES = tuple(p.name for p in policies())
 
 DOCS = [
     Document("a", "def read_config(path): return open(path)"),

@@ -26,9 +26,11 @@ from psycopg.conninfo import make_conninfo
 
 from riido_pg import Document, load_snapshot, rank_snapshot
 from riido_pg.db import SCHEMA_REVISION
-from riido_pg.ranking.policies import REGISTRY
+from riido_pg.ranking.policies import policies
 from riido_pg.server import migrate
 from riido_pg.shards import Router
+
+REGISTRY = {p.name: p for p in policies()}
 
 pytestmark = pytest.mark.skipif(clusters.pg_bin() is None, reason="no initdb on this machine")
 

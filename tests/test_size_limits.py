@@ -47,10 +47,12 @@ from riido_pg.documents import (
     MAX_REQUEST_BYTES,
     parse_request,
 )
-from riido_pg.ranking import POLICIES
+from riido_pg.ranking import policies
 
 Conn = psycopg.Connection[Any]
 ASTRAL = "\U0001d518"  # 4 bytes of UTF-8
+
+POLICIES = tuple(p.name for p in policies())
 
 
 def _request(n_docs: int, *, query: str = "w1", snapshot_id: str = "s") -> bytes:

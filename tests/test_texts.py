@@ -21,10 +21,12 @@ from hypothesis import strategies as st
 
 from riido_pg import Document, load_snapshot, rank_snapshot
 from riido_pg.evaluation.corpora import corpus_info, store_corpus
-from riido_pg.ranking import REGISTRY
+from riido_pg.ranking import policies
 from riido_pg.server import migrate
 from riido_pg.splitting import SPLITTER_VERSION
 from riido_pg.storage import drop_snapshot, text_key
+
+REGISTRY = {p.name: p for p in policies()}
 
 QUERIES = [
     "read config file sections",

@@ -242,9 +242,9 @@ HintsFile = Annotated[
 
 
 def _policy_help() -> str:
-    from riido_pg.ranking.policies import REGISTRY
+    from riido_pg.ranking.policies import policies
 
-    return "One of: " + ", ".join(REGISTRY) + " (default bm25)."
+    return "One of: " + ", ".join(p.name for p in policies()) + " (default bm25)."
 
 
 ModelOpt = Annotated[

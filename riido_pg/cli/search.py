@@ -146,6 +146,21 @@ def load(
         ),
     ] = None,
     shard: ShardOpt = None,
+    base: Annotated[
+        str | None,
+        typer.Option(
+            "--base",
+            metavar="SNAPSHOT",
+            help="Store the snapshot on this one: its documents shared, only the "
+            "difference written (default: the load picks the ready snapshot sharing the "
+            "most documents, or none).",
+            show_default=False,
+        ),
+    ] = None,
+    fresh: Annotated[
+        bool,
+        typer.Option("--fresh", help="Store a self-contained snapshot (no base)."),
+    ] = False,
     dsn: DsnOption = None,
     debug: DebugOption = False,
 ) -> None:
@@ -159,6 +174,8 @@ def load(
     n_jobs = jobs if jobs is not None else default_jobs()
     if model is not None:
         load_model(model)  # an unknown or uninstalled model fails before any work
+    if base is not None and fresh:
+        raise ConflictingOptions("--base and --fresh cannot be used together")
     if (source is None) == (from_table is None):
         raise ConflictingOptions("give a SOURCE to load, or --from-table SCHEMA.TABLE, not both")
     if from_table is not None:
@@ -173,6 +190,8 @@ def load(
                 replace=replace,
                 progress=progress,
                 jobs=n_jobs,
+                base=base,
+                fresh=fresh,
             )
             embedded = embed(conn, snapshot_id, model, progress)
         _loaded(result, model if embedded else None)
@@ -207,6 +226,8 @@ def load(
                 replace=replace,
                 progress=progress,
                 jobs=n_jobs,
+                base=base,
+                fresh=fresh,
             )
             embedded = embed(conn, snapshot_id, model, progress)
     if tree:

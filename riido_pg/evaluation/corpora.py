@@ -21,6 +21,7 @@ from riido_pg.server.errors import translated
 from riido_pg.storage.loading import Progress, write_snapshot
 from riido_pg.storage.snapshots import (
     DEFAULT_TEXT_CONFIG,
+    Snapshot,
     check_text_config,
     get_snapshot,
     snapshot_lock,
@@ -114,6 +115,7 @@ def store_corpus(
 class CorpusInfo:
     """What an evaluation reports about the stored corpus it ran on."""
 
+    snapshot: Snapshot
     snapshot_id: str
     corpus_sha256: str
     documents: int
@@ -129,7 +131,7 @@ def corpus_info(conn: Conn, snapshot_id: str) -> CorpusInfo:
     """The stored corpus of a ready snapshot with questions, or a RiidoError saying
     what to do."""
     try:
-        get_snapshot(conn, snapshot_id)
+        snap = get_snapshot(conn, snapshot_id)
     except SnapshotNotFound as exc:
         raise SnapshotNotFound(
             f"no snapshot {snapshot_id!r}; `riido-pg eval BEIR_DIR` stores a corpus "
@@ -155,6 +157,7 @@ def corpus_info(conn: Conn, snapshot_id: str) -> CorpusInfo:
             f"with `riido-pg snapshots drop {snapshot_id}` and evaluate the BEIR directory again"
         )
     return CorpusInfo(
+        snap,
         snapshot_id,
         str(row[0]),
         int(row[1]),
@@ -174,10 +177,12 @@ class StoredQuestion:
     targets: tuple[int, ...]
 
 
-def load_questions(conn: Conn, snapshot_id: str) -> list[StoredQuestion]:
+def load_questions(conn: Conn, snap: Snapshot) -> list[StoredQuestion]:
     """The stored questions, in question id byte order, with their targets' doc_ords."""
     targets: dict[str, list[int]] = {}
-    for qid, ord_ in conn.execute(sql_text("eval_targets"), {"snapshot_id": snapshot_id}):
+    snapshot_id = snap.snapshot_id
+    params = {"snapshot_id": snapshot_id, "segments": list(snap.segments)}
+    for qid, ord_ in conn.execute(sql_text("eval_targets"), params):
         targets.setdefault(str(qid), []).append(int(ord_))
     rows = conn.execute(sql_text("eval_questions"), {"snapshot_id": snapshot_id}).fetchall()
     return [

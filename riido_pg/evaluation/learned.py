@@ -5,9 +5,9 @@ when it is not). Each question is embedded on its own, exactly as ``rank_snapsho
 embeds a query, and its hints are the candidate documents — the first
 :data:`~riido_pg.ranking.model_hints.CANDIDATES` of the ``bm25`` ranking and of the
 ``identifier_bm25`` ranking — ordered by cosine with
-:func:`riido_pg.ranking.model_hints.cosine_hints`: the same floats in the same order
-as the query path, so the ranks agree. A question the model cannot embed falls back to
-``bm25``, as ``rank_snapshot`` does.
+:func:`riido_pg.ranking.model_hints.cosine_hints` (ties by id): the same floats
+in the same order as the query path, so the ranks agree. A question the model cannot
+embed falls back to ``bm25``, as ``rank_snapshot`` does.
 """
 
 from __future__ import annotations
@@ -17,11 +17,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from riido_pg.evaluation.scoring import Firsts
+from riido_pg.evaluation.scoring import Batch, Documents
+from riido_pg.ranking.combiners import IDENT, RAW
 from riido_pg.ranking.model_hints import CANDIDATES, cosine_hints, model_named
 from riido_pg.server.connect import Conn
-from riido_pg.storage.embeddings import require_model, vectors
-from riido_pg.storage.snapshots import get_snapshot
+from riido_pg.server.plans import run
+from riido_pg.storage.embeddings import model_plan, require_model, vectors_plan
+from riido_pg.storage.snapshots import Snapshot
 
 __all__ = ["LearnedSide", "prepare"]
 
@@ -29,7 +31,7 @@ __all__ = ["LearnedSide", "prepare"]
 @dataclass(slots=True)
 class LearnedSide:
     model: str
-    #: Every document's unit vector, row = doc_ord.
+    #: Every document's unit vector, row = its place in id order.
     vectors: np.ndarray
     #: Each question's unit vector, None when it embeds to nothing.
     queries: list[np.ndarray | None]
@@ -39,27 +41,30 @@ class LearnedSide:
     #: Seconds spent embedding the questions (part of the per-question cost).
     embed_seconds: float
 
-    def hints(self, i: int, raw: Firsts, ident: Firsts, row: int) -> list[int] | None:
-        """Question ``i``'s hint doc_ords (``row``: its row in this batch), or None."""
+    def hints(self, i: int, batch: Batch, row: int) -> list[int] | None:
+        """Question ``i``'s hint places (``row``: its row in the batch), or None."""
         query = self.queries[i]
         if query is None:
             return None
-        candidates = sorted({*raw.order(row, CANDIDATES), *ident.order(row, CANDIDATES)})
+        first = (batch.order(c, row, CANDIDATES) for c in (RAW, IDENT))
+        candidates = sorted({p for order in first for p in order})
         return cosine_hints(query, candidates, self.vectors[candidates])
 
 
-def prepare(conn: Conn, snapshot_id: str, model_name: str, texts: list[str]) -> LearnedSide:
+def prepare(
+    conn: Conn, snap: Snapshot, model_name: str, texts: list[str], docs: Documents
+) -> LearnedSide:
     """Read the corpus's vectors and embed the questions (inside eval's transaction)."""
     from riido_pg.embedding import EmptyEmbedding, embed_query
 
     model = model_named(model_name)
-    snap = get_snapshot(conn, snapshot_id)
-    stored = require_model(conn, snap, model)
-    matrix = vectors(conn, snapshot_id, model.name, list(range(snap.documents)), stored.dim)
+    stored = require_model(snap, model, run(conn, model_plan(snap.snapshot_id, model.name)))
+    matrix = run(conn, vectors_plan(snap.target, model.name, docs.ords.tolist(), stored.dim))
     row = conn.execute(
-        "SELECT coalesce(sum(octet_length(vec)), 0) FROM riido.embeddings "
-        "WHERE snapshot_id = %s AND model = %s",
-        (snapshot_id, model.name),
+        "SELECT coalesce(sum(octet_length(e.vec)), 0) FROM riido.embeddings AS e "
+        "JOIN riido.snapshot_segments AS p ON p.segment_id = e.segment_id "
+        "WHERE p.snapshot_id = %s AND e.model = %s",
+        (snap.snapshot_id, model.name),
     ).fetchone()
     started = time.perf_counter()
     queries: list[np.ndarray | None] = []

@@ -15,7 +15,7 @@ from typing import Any
 
 from riido_pg.evaluation.corpora import CorpusInfo
 from riido_pg.evaluation.metrics import MEASURE_NAMES, aggregate, records, rounded
-from riido_pg.ranking.policies import BM25, IDENTIFIER_BM25_BASELINE_FIRST, REGISTRY
+from riido_pg.ranking.policies import BM25, IDENTIFIER_BM25_BASELINE_FIRST, get_policy
 
 #: The non-learned control every challenger is judged against.
 CONTROL = IDENTIFIER_BM25_BASELINE_FIRST
@@ -101,7 +101,7 @@ class Evaluation:
         base_r1 = bm25["recall@1"] if bm25 is not None else self.metrics_of(BM25)["recall@1"]
         out: dict[str, dict[str, Any]] = {}
         for p in self.policies:
-            policy = REGISTRY[p]
+            policy = get_policy(p)
             if not (policy.fused or policy.needs_model):
                 continue
             m = means[p]

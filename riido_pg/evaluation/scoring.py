@@ -1,41 +1,79 @@
 """The sparse scoring engine behind ``eval``: every document, every question.
 
-The BM25 weights already live in ``riido.postings`` (``idf`` and ``tfn`` per lexeme
-and document). The postings of the questions' lexemes are fetched once per column
-(``sql/eval_postings.sql``) into a sparse term x document matrix W of ``idf * tfn``,
-and the questions become a 0/1 question x term matrix Q. One sparse product
-``Q[batch] @ W`` scores a batch of questions against every document; it holds only
-the matched documents.
+Every term weight of the questions' lexemes comes from SQL (``sql/eval_postings.sql``:
+the same fragment :func:`~riido_pg.ranking.rank_snapshot` sums, as integer units of
+2^-40), once per column, into a sparse term x document matrix W; the questions
+become a 0/1 question x term matrix Q, and one sparse product ``Q[batch] @ W`` scores
+a batch of questions against every document. Integer units add up to the same exact
+score in any order, so the scores, and hence the orders and ties, are those of the
+SQL path (tested for every policy).
 
-For a single-list policy the first-target rank is a count: 1 + the documents that beat
-the best target (higher score, or the same score and a smaller ``doc_ord``, i.e.
-document id in byte order), zero-score documents counted from their ids. Interleaved
-policies need only the two rankings' prefixes down to each one's first target
-(:meth:`Firsts.prefix`). Nothing is sorted in full unless run files are asked for.
-
-Agreement with ``rank_snapshot``: a document's score is summed in lexeme byte order,
-the order in which ``sql/rank.sql`` reads the postings (primary-key index order), and
-each term is the same float8 product ``idf * tfn``, so the scores, and hence the
-orders and ties, are those of the SQL path (tested for every policy).
+Documents are the matrix's columns in id byte order (:class:`Documents`): the order
+ties are broken in, whatever segments a snapshot's documents live in. For a
+single-list policy the first-target rank is a count: 1 + the documents that beat the
+best target (a higher score, or the same score and a smaller id), zero-score
+documents counted from their places. Interleaved policies need only the two
+rankings' prefixes down to each one's first target (:meth:`Firsts.prefix`). Nothing
+is sorted in full unless run files are asked for. A policy's combiner
+(:mod:`riido_pg.ranking.combiners`) reads what it needs from a :class:`Batch`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
+from psycopg import sql
 
-from riido_pg.resources import sql_text
+from riido_pg.ranking import bm25
+from riido_pg.ranking.combiners import MODEL
+from riido_pg.resources import sql_template
 from riido_pg.server.connect import Conn
+from riido_pg.storage.snapshots import Snapshot
 
-__all__ = ["Column", "Firsts", "column", "firsts"]
+__all__ = ["Batch", "Column", "Documents", "Firsts", "column", "documents", "firsts"]
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
 BoolArray = npt.NDArray[np.bool_]
+
+
+class Documents:
+    """A snapshot's documents in id byte order: ``ords[i]`` is the doc_ord of the
+    i-th; :meth:`place` maps doc_ords to those places."""
+
+    def __init__(self, ords: IntArray) -> None:
+        self.ords = ords
+        self._table = np.full(int(ords.max(initial=-1)) + 1, -1, dtype=np.int64)
+        self._table[ords] = np.arange(len(ords), dtype=np.int64)
+
+    @property
+    def count(self) -> int:
+        return len(self.ords)
+
+    def place(self, ords: npt.ArrayLike) -> IntArray:
+        return self._table[np.asarray(ords, dtype=np.int64)]
+
+
+def documents(conn: Conn, snap: Snapshot) -> Documents:
+    """The snapshot's documents in id order (a self-contained snapshot numbers them
+    so already: nothing to read)."""
+    if len(snap.segments) == 1 and snap.removed == 0:
+        row = conn.execute(
+            "SELECT first_ord FROM riido.segments WHERE segment_id = %s", (snap.segments[0],)
+        ).fetchone()
+        if row is not None:
+            first = int(row[0])
+            return Documents(np.arange(first, first + snap.documents, dtype=np.int64))
+    statement = sql.SQL(
+        "WITH {held} SELECT coalesce(array_agg(h.doc_ord ORDER BY h.doc_id), '{{}}') FROM held AS h"
+    ).format(held=sql.SQL(sql_template("snapshot_documents")))
+    row = conn.execute(statement, {"snapshot_id": snap.snapshot_id}, binary=True).fetchone()
+    assert row is not None
+    return Documents(np.asarray(row[0], dtype=np.int64))
 
 
 @dataclass(slots=True)
@@ -43,36 +81,36 @@ class Column:
     """Sparse BM25 weights of one column restricted to the questions' lexemes."""
 
     q: sp.csr_matrix  # questions x terms, 0/1, sorted indices
-    w: sp.csr_matrix  # terms x documents, idf * tfn
+    w: sp.csr_matrix  # terms x documents (id order), integer units
 
 
 def column(
-    conn: Conn, snapshot_id: str, col: str, lexemes: Sequence[Sequence[str]], n_docs: int
+    conn: Conn, snap: Snapshot, col: str, lexemes: Sequence[Sequence[str]], docs: Documents
 ) -> Column:
     wanted = sorted({x for lx in lexemes for x in lx})
-    rows = conn.execute(
-        sql_text("eval_postings"),
-        {"snapshot_id": snapshot_id, "col": col, "lexemes": wanted},
-        binary=True,
-    ).fetchall()
-    term: dict[str, int] = {str(r[0]): i for i, r in enumerate(rows)}
-    lengths = np.fromiter((len(r[2]) for r in rows), dtype=np.int64, count=len(rows))
-    indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    query = bm25.eval_postings(snap.target, col, wanted)
+    result = conn.execute(query.statement, query.params, binary=True).fetchall()
+    term: dict[str, int] = {str(r[0]): i for i, r in enumerate(result)}
+    lengths = np.fromiter((len(r[1]) for r in result), dtype=np.int64, count=len(result))
+    indptr = np.zeros(len(result) + 1, dtype=np.int64)
     np.cumsum(lengths, out=indptr[1:])
     total = int(indptr[-1])
-    indices = np.fromiter((o for r in rows for o in r[2]), dtype=np.int32, count=total)
-    tfn = np.fromiter((t for r in rows for t in r[3]), dtype=np.float64, count=total)
-    idf = np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows))
-    data = np.repeat(idf, lengths) * tfn  # the float8 product rank.sql sums
-    w = sp.csr_matrix((data, indices, indptr), shape=(len(rows), n_docs))
+    ords = np.fromiter((o for r in result for o in r[1]), dtype=np.int64, count=total)
+    units = np.fromiter((u for r in result for u in r[2]), dtype=np.int64, count=total)
+    w = sp.csr_matrix((units, docs.place(ords), indptr), shape=(len(result), docs.count))
+    w.sort_indices()
     q_indptr = [0]
     q_indices: list[int] = []
     for lx in lexemes:
         q_indices.extend(sorted(term[x] for x in set(lx) if x in term))
         q_indptr.append(len(q_indices))
     q = sp.csr_matrix(
-        (np.ones(len(q_indices)), np.asarray(q_indices, dtype=np.int32), np.asarray(q_indptr)),
-        shape=(len(lexemes), len(rows)),
+        (
+            np.ones(len(q_indices), dtype=np.int64),
+            np.asarray(q_indices, dtype=np.int32),
+            np.asarray(q_indptr),
+        ),
+        shape=(len(lexemes), len(result)),
     )
     q.has_sorted_indices = True
     return Column(q, w)
@@ -80,9 +118,9 @@ def column(
 
 @dataclass(slots=True)
 class Firsts:
-    """One column's scores for a batch of questions (a sparse questions x documents
+    """One ranking's scores for a batch of questions (a sparse questions x documents
     matrix: only matched documents, scores > 0) and, per question, its first target:
-    rank, doc_ord and score. Documents not stored score 0."""
+    rank, place and score. Documents not stored score 0."""
 
     scores: sp.csr_matrix
     n_docs: int
@@ -96,7 +134,7 @@ class Firsts:
         return self.scores.indices[sl], self.scores.data[sl], sl
 
     def _zeros(self, ords: IntArray, stop: int, count: int | None = None) -> list[int]:
-        """Ascending doc_ords below ``stop`` that score 0 (not in ``ords``), at most ``count``."""
+        """Ascending places below ``stop`` that score 0 (not in ``ords``), at most ``count``."""
         if count is not None and count <= 0:
             return []
         free = np.ones(stop, dtype=bool)
@@ -110,7 +148,7 @@ class Firsts:
         mask = self.before[sl]
         o, d = ords[mask], data[mask]
         ahead = o[np.lexsort((o, -d))].tolist()
-        if self.best_score[i] == 0.0:  # the zero-score documents before it, in id order
+        if self.best_score[i] == 0:  # the zero-score documents before it, in id order
             ahead += self._zeros(ords, int(self.best[i]))
         return [*ahead, int(self.best[i])]
 
@@ -124,14 +162,14 @@ class Firsts:
 def firsts(
     scores: sp.csr_matrix, n_docs: int, target_rows: IntArray, target_ords: IntArray
 ) -> Firsts:
-    """Score desc, then doc_ord asc: a target's rank is 1 + the documents that beat it.
+    """Score desc, then place asc: a target's rank is 1 + the documents that beat it.
 
     Works on the stored (non-zero) scores only; the zero-score documents before a
-    zero-score target are counted from doc_ords.
+    zero-score target are counted from their places.
     """
     indptr = scores.indptr.astype(np.int64)
     counts = np.diff(indptr)
-    t_scores = np.asarray(scores[target_rows, target_ords], dtype=np.float64).ravel()
+    t_scores = np.asarray(scores[target_rows, target_ords]).ravel()
     order = np.lexsort((target_ords, -t_scores, target_rows))
     rows_sorted = target_rows[order]
     first = np.ones(len(order), dtype=bool)
@@ -148,6 +186,67 @@ def firsts(
         np.cumsum(mask, out=total[1:])
         return total[indptr[1:]] - total[indptr[:-1]]  # type: ignore[no-any-return]
 
-    # a zero-score target: the zero-score documents with a smaller doc_ord are ahead too
-    zeros_below = np.where(best_score == 0.0, best - per_row(lower), 0)
-    return Firsts(scores, n_docs, per_row(before) + zeros_below + 1, best, best_score, before)
+    # a zero-score target: the zero-score documents with a smaller place are ahead too
+    zeros_below = np.where(best_score == 0, best - per_row(lower), 0)
+    return Firsts(
+        scores,
+        n_docs,
+        per_row(before) + zeros_below + 1,
+        best,
+        best_score.astype(np.float64),
+        before,
+    )
+
+
+@dataclass(slots=True)
+class Batch:
+    """A batch of questions: each column's scores over every document (``scores``:
+    ``raw``, ``ident``, integer units), whatever a combiner derives from them
+    (:meth:`derive`), and each question's learned hints (``hints``, for the model
+    list). Firsts are computed on first use."""
+
+    scores: dict[str, sp.csr_matrix]
+    n_docs: int
+    target_rows: IntArray
+    target_ords: IntArray
+    #: The fused weight the evaluation runs with (None: the policy's own).
+    weight: float | None = None
+    hints: list[list[int] | None] = field(default_factory=list)
+    derived: dict[str, sp.csr_matrix] = field(default_factory=dict)
+    _firsts: dict[str, Firsts] = field(default_factory=dict)
+
+    def derive(self, key: str, matrix: sp.csr_matrix) -> None:
+        self.derived[key] = matrix
+
+    def firsts(self, key: str) -> Firsts:
+        if key not in self._firsts:
+            matrix = self.scores[key] if key in self.scores else self.derived[key]
+            self._firsts[key] = firsts(matrix, self.n_docs, self.target_rows, self.target_ords)
+        return self._firsts[key]
+
+    def rank_of_first(self, key: str, i: int) -> int:
+        return int(self.firsts(key).ranks[i])
+
+    def prefix(self, name: str, i: int) -> list[int]:
+        """A list's ranking down to question i's first target (the model's hint list
+        as a whole: it is partial)."""
+        if name == MODEL:
+            return self.hints[i] or []
+        return self.firsts(name).prefix(i)
+
+    def order(self, name: str, i: int, depth: int) -> list[int]:
+        if name == MODEL:
+            return (self.hints[i] or [])[:depth]
+        return self.firsts(name).order(i, depth)
+
+    def reciprocal_ranks(self, col: str, k: float) -> sp.csr_matrix:
+        """1 / (k + rank) of every document a column matches, its rank among them
+        (score descending, id ascending), per question."""
+        m = self.scores[col].tocsr()
+        rows = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
+        order = np.lexsort((m.indices, -m.data, rows))
+        rank = np.empty(len(order), dtype=np.int64)
+        starts = m.indptr[:-1][rows[order]]
+        rank[order] = np.arange(len(order)) - starts + 1
+        data = 1.0 / (float(k) + rank.astype(np.float64))
+        return sp.csr_matrix((data, m.indices.copy(), m.indptr.copy()), shape=m.shape)

@@ -1,4 +1,4 @@
-"""Ranking: the policy registry, query terms, the SQL-computed lists, interleaving."""
+"""Ranking: the policies and their combiners, query terms, BM25 in SQL, interleaving."""
 
 from riido_pg.ranking.interleave import auxiliary_first, baseline_first, iter_interleave
 from riido_pg.ranking.policies import (
@@ -8,13 +8,15 @@ from riido_pg.ranking.policies import (
     IDENTIFIER_BM25_AUXILIARY_FIRST,
     IDENTIFIER_BM25_BASELINE_FIRST,
     IDENTIFIER_BM25_FUSED,
+    IDENTIFIER_BM25_RRF,
     MODEL_HINTS_BASELINE_FIRST,
     OUT_OF_SCOPE,
-    POLICIES,
-    REGISTRY,
     Policy,
     evaluated_policies,
     get_policy,
+    policies,
+    register_policy,
+    resolve,
     select_policy,
 )
 from riido_pg.ranking.rank import Candidate, Ranking, rank_documents, rank_snapshot
@@ -27,10 +29,9 @@ __all__ = [
     "IDENTIFIER_BM25_AUXILIARY_FIRST",
     "IDENTIFIER_BM25_BASELINE_FIRST",
     "IDENTIFIER_BM25_FUSED",
+    "IDENTIFIER_BM25_RRF",
     "MODEL_HINTS_BASELINE_FIRST",
     "OUT_OF_SCOPE",
-    "POLICIES",
-    "REGISTRY",
     "Candidate",
     "Policy",
     "QueryTerms",
@@ -40,8 +41,11 @@ __all__ = [
     "evaluated_policies",
     "get_policy",
     "iter_interleave",
+    "policies",
     "query_terms",
     "rank_documents",
     "rank_snapshot",
+    "register_policy",
+    "resolve",
     "select_policy",
 ]

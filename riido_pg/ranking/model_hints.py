@@ -1,7 +1,7 @@
 """The hint list of a learned model (policy ``model_hints_baseline_first``).
 
 The model's hints are documents ordered by cosine similarity between the query's
-embedding and the document's stored embedding, ties by ``doc_ord``. They are ordered
+embedding and the document's stored embedding, ties by document id. They are ordered
 over a bounded candidate set, not the whole snapshot: the union of the first
 :data:`CANDIDATES` documents of the ``bm25`` ranking and of the ``identifier_bm25``
 ranking (each a prefix of the full ranking, so the set does not depend on ``limit``).
@@ -18,10 +18,16 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from riido_pg.ranking import bm25
+from riido_pg.ranking.terms import QueryTerms
+from riido_pg.server.plans import Plan
+from riido_pg.storage.embeddings import vectors_plan
+from riido_pg.storage.snapshots import Target
+
 if TYPE_CHECKING:
     from riido_pg.embedding import CheckedModel
 
-__all__ = ["CANDIDATES", "cosine_hints", "model_named"]
+__all__ = ["CANDIDATES", "cosine_hints", "hints_plan", "model_named"]
 
 #: Documents taken from the top of each BM25 ranking into the candidate set.
 CANDIDATES = 1000
@@ -38,11 +44,31 @@ def model_named(name: str) -> CheckedModel:
 def cosine_hints(
     query_vec: np.ndarray, candidates: Sequence[int], vectors: np.ndarray
 ) -> list[int]:
-    """``candidates`` (doc_ords, each once, any order; ``vectors`` their rows in the
-    same order) by decreasing cosine with ``query_vec``, ties by doc_ord."""
+    """``candidates`` (doc_ords, each once, in document id order; ``vectors`` their
+    rows in the same order) by decreasing cosine with ``query_vec``, ties by id."""
     if not len(candidates):
         return []
     ords = np.asarray(candidates, dtype=np.int64)
     scores = vectors.astype(np.float32) @ query_vec.astype(np.float32)
-    order = np.lexsort((ords, -scores))
+    order = np.lexsort((np.arange(len(ords)), -scores))
     return ords[order].tolist()  # type: ignore[no-any-return]
+
+
+def hints_plan(target: Target, query: str, terms: QueryTerms, name: str) -> Plan[list[int] | None]:
+    """The model's hint doc_ords for ``query`` in a snapshot (whose embeddings under
+    the model :func:`~riido_pg.storage.embeddings.require_model` checked), or None
+    when the query embeds to nothing."""
+    from riido_pg.embedding import EmptyEmbedding, embed_query
+
+    model = model_named(name)
+    try:
+        query_vec = embed_query(model, query)
+    except EmptyEmbedding:
+        return None
+    found: dict[int, str] = {}
+    for col in ("raw", "ident"):
+        result = yield bm25.ranked(target, col, terms.of(col), CANDIDATES)
+        found.update((int(o), str(i)) for o, i, _ in result.rows)
+    candidates = sorted(found, key=lambda o: found[o])
+    matrix = yield from vectors_plan(target, model.name, candidates, model.dim)
+    return cosine_hints(query_vec, candidates, matrix)

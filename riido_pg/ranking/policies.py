@@ -1,27 +1,34 @@
-"""The policy registry: every ranking policy declared once.
+"""The policies: every ranking policy declared once, with its behaviour.
 
-A policy names the ranked lists it draws from and how it combines them:
-
-* one list: that list's ranking as it is;
-* two lists: :func:`riido_pg.ranking.interleave.iter_interleave` of the two, the
-  first list's id first (baseline-first when the first list is ``raw``);
-* two lists with a ``weight`` w: one ranking by the fused score
-  ``raw + w * ident`` (``sql/rank_fused.sql``; the evaluation adds the same floats).
-
-The lists are ``raw`` (BM25 over ``tsv_raw``), ``ident`` (BM25 over ``tsv_ident``),
-``hints`` (the caller's hint ids, in order) and ``model`` (a learned hint source's
-order: :mod:`riido_pg.ranking.model_hints`). The CLI, :func:`rank_snapshot`,
-:func:`rank_documents` and ``eval`` all read this registry; adding a policy is one
-:class:`Policy` declaration here (plus, for a new kind of list, one function where
-lists are computed).
+A :class:`Policy` is a name, a one-line summary and a combiner
+(:mod:`riido_pg.ranking.combiners`) that owns how its lists become one ranking —
+for a stored snapshot, for ``hints`` and inside ``eval`` alike. :func:`resolve`
+decides which policy actually runs for a query and under which label (the
+``bm25`` fallbacks for queries outside a policy's scope), for every caller.
+:func:`register_policy` adds a policy (an application's own combination, say), and
+:func:`policies` lists them in declaration order, which is README "Policies"' order.
 """
 
 from __future__ import annotations
 
+import math
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from riido_pg.errors import ConflictingOptions
+from riido_pg.ranking.combiners import (
+    HINTS,
+    IDENT,
+    MODEL,
+    RAW,
+    Combiner,
+    Fused,
+    Interleave,
+    ReciprocalRank,
+    Single,
+)
+from riido_pg.ranking.terms import QueryTerms
 
 __all__ = [
     "BM25",
@@ -33,26 +40,24 @@ __all__ = [
     "IDENTIFIER_BM25_AUXILIARY_FIRST",
     "IDENTIFIER_BM25_BASELINE_FIRST",
     "IDENTIFIER_BM25_FUSED",
+    "IDENTIFIER_BM25_RRF",
     "LABELS",
     "MODEL",
     "MODEL_HINTS_BASELINE_FIRST",
     "MODEL_OUT_OF_SCOPE",
     "OUT_OF_SCOPE",
-    "POLICIES",
     "RAW",
-    "REGISTRY",
+    "RRF_K",
     "Policy",
+    "check_hints",
     "check_weight",
     "evaluated_policies",
     "get_policy",
+    "policies",
+    "register_policy",
+    "resolve",
     "select_policy",
 ]
-
-#: The ranked lists a policy can draw from.
-RAW = "raw"
-IDENT = "ident"
-HINTS = "hints"
-MODEL = "model"
 
 BM25 = "bm25"
 IDENTIFIER_BM25 = "identifier_bm25"
@@ -60,10 +65,14 @@ IDENTIFIER_BM25_BASELINE_FIRST = "identifier_bm25_baseline_first"
 IDENTIFIER_BM25_AUXILIARY_FIRST = "identifier_bm25_auxiliary_first"
 EXTERNAL_HINTS_BASELINE_FIRST = "external_hints_baseline_first"
 IDENTIFIER_BM25_FUSED = "identifier_bm25_fused"
+IDENTIFIER_BM25_RRF = "identifier_bm25_rrf"
 MODEL_HINTS_BASELINE_FIRST = "model_hints_baseline_first"
 #: w of identifier_bm25_fused: a constant chosen on the development corpora (cosqa-dev
 #: and docproxy, README "Choosing the fused weight"), not learned per snapshot.
 FUSED_WEIGHT = 4.0
+#: k of identifier_bm25_rrf: the usual constant of reciprocal rank fusion (README
+#: "Choosing the fused weight" has the development-data sweep that kept it).
+RRF_K = 60.0
 #: A result label, not a policy: identifier hints were asked for, but the query is
 #: outside the identifier limits or has no searchable words; ``bm25`` was ranked.
 OUT_OF_SCOPE = "bm25_identifier_input_out_of_scope"
@@ -76,20 +85,17 @@ LABELS = (OUT_OF_SCOPE, MODEL_OUT_OF_SCOPE)
 @dataclass(frozen=True, slots=True)
 class Policy:
     name: str
-    #: One list (ranked as is) or two (interleaved, the first list's id first).
-    lists: tuple[str, ...]
+    #: How its lists become one ranking.
+    combiner: Combiner
     #: One line for ``--help`` and the README.
     summary: str
     #: The command-line flag that selects this policy on its own, if any. A flag
     #: excludes every other flag and any ``--policy`` naming another policy.
     flag: str | None = None
-    #: With two lists: fuse them into one ranking by ``first + weight * second``
-    #: instead of interleaving them (the default weight; callers may pass another).
-    weight: float | None = None
 
     @property
-    def fused(self) -> bool:
-        return self.weight is not None
+    def lists(self) -> tuple[str, ...]:
+        return self.combiner.lists
 
     @property
     def needs_hints(self) -> bool:
@@ -108,101 +114,133 @@ class Policy:
         return IDENT in self.lists
 
     @property
+    def weighted(self) -> bool:
+        """A caller may give it another fused weight (``fused_weight=``)."""
+        return isinstance(self.combiner, Fused)
+
+    @property
     def evaluated(self) -> bool:
         """``eval`` can run it: it needs nothing per question beyond the question
         (a model policy runs when ``eval --model`` names the model)."""
         return not self.needs_hints
 
+    @property
+    def fused(self) -> bool:
+        """It ranks by a score of its own (a fusion of the two columns)."""
+        return self.combiner.score_name is not None
 
-REGISTRY: dict[str, Policy] = {}
+
+_REGISTRY: dict[str, Policy] = {}
+_LOCK = threading.Lock()
 
 
-def _declare(policy: Policy) -> Policy:
-    if policy.name in REGISTRY or policy.name in LABELS:
-        raise ValueError(f"policy {policy.name!r} is declared twice")
-    if not 1 <= len(policy.lists) <= 2 or not set(policy.lists) <= {RAW, IDENT, HINTS, MODEL}:
-        raise ValueError(
-            f"policy {policy.name!r}: lists must be one or two of raw, ident, hints, model"
-        )
-    if policy.fused and policy.lists != (RAW, IDENT):
-        raise ValueError(f"policy {policy.name!r}: only raw and ident scores can be fused")
-    REGISTRY[policy.name] = policy
+def register_policy(policy: Policy) -> Policy:
+    """Add ``policy`` to the registry (its name must be new); returns it."""
+    with _LOCK:
+        if policy.name in _REGISTRY or policy.name in LABELS:
+            raise ValueError(f"policy {policy.name!r} is declared twice")
+        if not 1 <= len(policy.lists) <= 2 or not set(policy.lists) <= {RAW, IDENT, HINTS, MODEL}:
+            raise ValueError(
+                f"policy {policy.name!r}: lists must be one or two of raw, ident, hints, model"
+            )
+        _REGISTRY[policy.name] = policy
     return policy
 
 
-_declare(Policy(BM25, (RAW,), "BM25 over the raw column (the default)"))
-_declare(Policy(IDENTIFIER_BM25, (IDENT,), "BM25 over the identifier-split column alone"))
-_declare(
+def policies() -> tuple[Policy, ...]:
+    """Every policy, in declaration order."""
+    return tuple(_REGISTRY.values())
+
+
+register_policy(Policy(BM25, Single(RAW), "BM25 over the raw column (the default)"))
+register_policy(
+    Policy(IDENTIFIER_BM25, Single(IDENT), "BM25 over the identifier-split column alone")
+)
+register_policy(
     Policy(
         IDENTIFIER_BM25_BASELINE_FIRST,
-        (RAW, IDENT),
+        Interleave(RAW, IDENT),
         "interleave bm25 (first) with identifier_bm25",
         flag="--identifier-hints",
     )
 )
-_declare(
+register_policy(
     Policy(
         IDENTIFIER_BM25_AUXILIARY_FIRST,
-        (IDENT, RAW),
+        Interleave(IDENT, RAW),
         "interleave identifier_bm25 (first) with bm25",
     )
 )
-_declare(
+register_policy(
     Policy(
         IDENTIFIER_BM25_FUSED,
-        (RAW, IDENT),
+        Fused(FUSED_WEIGHT),
         f"one ranking by bm25 + w * identifier_bm25 (w = {FUSED_WEIGHT:g})",
-        weight=FUSED_WEIGHT,
     )
 )
-_declare(
+register_policy(
+    Policy(
+        IDENTIFIER_BM25_RRF,
+        ReciprocalRank(RRF_K),
+        f"reciprocal rank fusion of bm25 and identifier_bm25 (k = {RRF_K:g})",
+    )
+)
+register_policy(
     Policy(
         EXTERNAL_HINTS_BASELINE_FIRST,
-        (RAW, HINTS),
+        Interleave(RAW, HINTS),
         "interleave bm25 (first) with the caller's hint ids",
         flag="--hints-file",
     )
 )
-
-_declare(
+register_policy(
     Policy(
         MODEL_HINTS_BASELINE_FIRST,
-        (RAW, MODEL),
+        Interleave(RAW, MODEL),
         "interleave bm25 (first) with a learned model's cosine order",
         flag="--model",
     )
 )
 
-#: Policy names a caller can ask for, in declaration (README table) order.
-POLICIES: tuple[str, ...] = tuple(REGISTRY)
-
 
 def evaluated_policies(model: bool = False) -> tuple[str, ...]:
     """The policies ``eval`` runs by default, in table order (the model policies only
     when a model is named)."""
-    return tuple(p.name for p in REGISTRY.values() if p.evaluated and (model or not p.needs_model))
+    return tuple(p.name for p in policies() if p.evaluated and (model or not p.needs_model))
 
 
 def get_policy(name: str) -> Policy:
     """The declared policy ``name``, or ConflictingOptions listing the choices."""
     if name in LABELS:
         raise ConflictingOptions(f"{name} is a result label, not a policy to ask for")
-    policy = REGISTRY.get(name)
+    policy = _REGISTRY.get(name)
     if policy is None:
-        raise ConflictingOptions(f"unknown policy {name!r}; choose one of {', '.join(POLICIES)}")
+        names = ", ".join(p.name for p in policies())
+        raise ConflictingOptions(f"unknown policy {name!r}; choose one of {names}")
     return policy
 
 
-def check_weight(policy: Policy, weight: float | None) -> float | None:
-    """The fusion weight to use: ``weight`` if given (finite, >= 0, and only for a
-    fused policy), else the policy's own."""
-    if weight is None:
-        return policy.weight
-    if not policy.fused:
+def resolve(policy: Policy, terms: QueryTerms, *, embedded: bool = True) -> tuple[Policy, str]:
+    """The policy that actually ranks a query, and the label the result carries:
+    ``bm25`` under :data:`OUT_OF_SCOPE` when an identifier policy meets a query
+    outside the identifier limits, under :data:`MODEL_OUT_OF_SCOPE` when a model
+    policy's query embeds to nothing (``embedded`` false); else the policy itself."""
+    if policy.identifier and not terms.identifier_in_scope:
+        return _REGISTRY[BM25], OUT_OF_SCOPE
+    if policy.needs_model and not embedded:
+        return _REGISTRY[BM25], MODEL_OUT_OF_SCOPE
+    return policy, policy.name
+
+
+def check_weight(policy: Policy, value: float | None) -> float | None:
+    """A caller's fused weight: finite, >= 0, and only for a weighted policy."""
+    if value is None:
+        return None
+    if not policy.weighted:
         raise ConflictingOptions(f"a fused weight applies to fused policies, not {policy.name}")
-    if not (weight >= 0 and weight != float("inf")):
-        raise ConflictingOptions(f"the fused weight must be a finite number >= 0, not {weight}")
-    return float(weight)
+    if not (value >= 0 and math.isfinite(value)):
+        raise ConflictingOptions(f"the fused weight must be a finite number >= 0, not {value}")
+    return float(value)
 
 
 def check_hints(policy: Policy, hints: Sequence[str] | None, model: str | None = None) -> None:
@@ -227,7 +265,7 @@ def select_policy(name: str | None, flags: Sequence[str] = ()) -> Policy:
         raise ConflictingOptions(f"{' and '.join(flags)} cannot be used together")
     if flags:
         (flag,) = flags
-        chosen = next(p for p in REGISTRY.values() if p.flag == flag)
+        chosen = next(p for p in policies() if p.flag == flag)
         if name is not None and name != chosen.name:
             raise ConflictingOptions(
                 f"{flag} means {chosen.name}; it cannot be used with --policy {name}"

@@ -1,10 +1,12 @@
 """Ranking a snapshot under a policy (README "Ranking" and "Result JSON").
 
-A policy (:mod:`riido_pg.ranking.policies`) names one or two lists; this module asks
-SQL for each (:mod:`riido_pg.ranking.lists`) and interleaves two with
-:mod:`riido_pg.ranking.interleave`. With ``limit=K`` each list is cut at K: the first
-K of an interleave draw at most K ids from either list, so the result is exactly the
-first K of the full ranking.
+The ranking is a plan (:mod:`riido_pg.server.plans`): the snapshot's row, the query's
+terms, :func:`~riido_pg.ranking.policies.resolve` for the policy that actually runs,
+its combiner's statements, then the ids and scores the result shows that the
+combiner did not read. :func:`rank_snapshot` and :func:`rank_documents` run it on a
+psycopg connection; :mod:`riido_pg.aio` runs the same plan on an asyncio one. With
+``limit=K`` each list is cut at K: the first K of an interleave draw at most K ids
+from either list, so the result is exactly the first K of the full ranking.
 """
 
 from __future__ import annotations
@@ -16,28 +18,31 @@ from typing import Any
 
 from riido_pg.documents import HintsRequest, check_query
 from riido_pg.errors import InvalidInput
-from riido_pg.ranking import lists
-from riido_pg.ranking.interleave import iter_interleave
+from riido_pg.ranking import bm25, lists
+from riido_pg.ranking.combiners import HINTS, IDENT, RAW, RankInput, Row
 from riido_pg.ranking.policies import (
     BM25,
-    HINTS,
-    IDENT,
-    MODEL,
-    MODEL_OUT_OF_SCOPE,
-    OUT_OF_SCOPE,
-    RAW,
     Policy,
     check_hints,
     check_weight,
     get_policy,
+    resolve,
 )
-from riido_pg.ranking.terms import QueryTerms, query_terms
+from riido_pg.ranking.terms import QueryTerms, terms_plan
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import translated
-from riido_pg.storage.scratch import scratch_snapshot
-from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG, Snapshot, get_snapshot
+from riido_pg.server.plans import Plan, Query, run
+from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG, Snapshot, snapshot_plan
 
-__all__ = ["Candidate", "Ranking", "rank_documents", "rank_snapshot"]
+__all__ = [
+    "Candidate",
+    "RankOptions",
+    "Ranking",
+    "rank_documents",
+    "rank_snapshot",
+    "ranking_plan",
+    "snapshot_ranking_plan",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,15 +51,21 @@ class Candidate:
     rank: int
     bm25_score: float
     identifier_bm25_score: float | None = None
-    #: identifier_bm25_fused only: bm25_score + w * identifier_bm25_score.
-    fused_score: float | None = None
+    #: The score the policy ranks by when it has one of its own (a fusion), and its
+    #: name in the JSON (``fused_score``, ``rrf_score``).
+    score: float | None = None
+    score_name: str | None = None
+
+    @property
+    def fused_score(self) -> float | None:
+        return self.score if self.score_name == "fused_score" else None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "rank": self.rank, "bm25_score": self.bm25_score}
         if self.identifier_bm25_score is not None:
             out["identifier_bm25_score"] = self.identifier_bm25_score
-        if self.fused_score is not None:
-            out["fused_score"] = self.fused_score
+        if self.score_name is not None:
+            out[self.score_name] = self.score
         return out
 
 
@@ -81,127 +92,107 @@ class Ranking:
         }
 
 
-def _combine(policy: Policy, ranked: dict[str, list[int]]) -> list[int]:
-    first = ranked[policy.lists[0]]
-    if len(policy.lists) == 1:
-        return first
-    return list(iter_interleave(first, ranked[policy.lists[1]]))
+@dataclass(frozen=True, slots=True)
+class RankOptions:
+    """A ranking's options, checked (:meth:`check`) before any database work."""
+
+    policy: Policy
+    limit: int | None = None
+    hints: Sequence[str] | None = None
+    weight: float | None = None
+    model: str | None = None
+
+    @classmethod
+    def check(
+        cls,
+        query: str,
+        policy: str,
+        limit: int | None,
+        hints: Sequence[str] | None,
+        fused_weight: float | None,
+        model: str | None,
+    ) -> RankOptions:
+        check_query(query)
+        chosen = get_policy(policy)
+        check_hints(chosen, hints, model)
+        if limit is not None and limit < 1:
+            raise InvalidInput("limit must be at least 1")
+        return cls(chosen, limit, hints, check_weight(chosen, fused_weight), model)
 
 
-def _rank_fused(
-    conn: Conn, snap: Snapshot, terms: QueryTerms, weight: float, limit: int | None, label: str
-) -> Ranking:
-    rows = lists.fused(conn, snap, terms.raw, terms.ident, weight, limit)
-    candidates = [
-        Candidate(doc_id, rank, raw, ident, score)
-        for rank, (_, doc_id, score, raw, ident) in enumerate(rows, start=1)
-    ]
-    return Ranking(
-        snap.snapshot_id, label, candidates, searchable=terms.searchable, total=snap.documents
+def _model_ords(
+    snap: Snapshot, query: str, terms: QueryTerms, opts: RankOptions
+) -> Plan[list[int] | None]:
+    from riido_pg.ranking.model_hints import hints_plan, model_named
+    from riido_pg.storage.embeddings import model_plan, require_model
+
+    assert opts.model is not None
+    model = model_named(opts.model)
+    stored = yield from model_plan(snap.snapshot_id, model.name)
+    require_model(snap, model, stored)
+    return (yield from hints_plan(snap.target, query, terms, opts.model))
+
+
+def ranking_plan(snap: Snapshot, query: str, opts: RankOptions) -> Plan[Ranking]:
+    """Rank ``query`` in a ready snapshot whose row is known."""
+    target = snap.target
+    terms = yield from terms_plan(query, snap.text_config)
+    model: list[int] | None = None
+    if opts.policy.needs_model:
+        model = yield from _model_ords(snap, query, terms, opts)
+    policy, label = resolve(opts.policy, terms, embedded=model is not None)
+    hints = None
+    if HINTS in policy.lists:
+        assert opts.hints is not None
+        hints = yield from lists.hint_ords(target, opts.hints)
+    rows = yield from policy.combiner.rank(
+        RankInput(target, terms, opts.limit, hints, model, opts.weight)
     )
-
-
-def _model_hints(
-    conn: Conn, snap: Snapshot, query: str, terms: QueryTerms, model_name: str
-) -> list[int] | None:
-    """The model's hint doc_ords, or None when the query embeds to nothing."""
-    from riido_pg.embedding import EmptyEmbedding, embed_query
-    from riido_pg.ranking.model_hints import CANDIDATES, cosine_hints, model_named
-    from riido_pg.storage.embeddings import require_model, vectors
-
-    model = model_named(model_name)
-    stored = require_model(conn, snap, model)
-    try:
-        query_vec = embed_query(model, query)
-    except EmptyEmbedding:
-        return None
-    candidates = sorted(
-        {
-            o
-            for col in (RAW, IDENT)
-            for o, _, _ in lists.ranked(conn, snap, col, terms.of(col), CANDIDATES)
-        }
-    )
-    return cosine_hints(
-        query_vec, candidates, vectors(conn, snap.snapshot_id, model.name, candidates, stored.dim)
-    )
-
-
-def _rank(
-    conn: Conn,
-    snap: Snapshot,
-    query: str,
-    policy: Policy,
-    limit: int | None,
-    hints: Sequence[str] | None,
-    weight: float | None = None,
-    model: str | None = None,
-) -> Ranking:
-    terms = query_terms(conn, query, snap.text_config)
-    label = policy.name
-    if policy.identifier and not terms.identifier_in_scope:
-        policy, label = get_policy(BM25), OUT_OF_SCOPE
-    model_ords: list[int] | None = None
-    if policy.needs_model:
-        assert model is not None
-        model_ords = _model_hints(conn, snap, query, terms, model)
-        if model_ords is None:
-            policy, label = get_policy(BM25), MODEL_OUT_OF_SCOPE
-    if policy.fused:
-        assert weight is not None
-        return _rank_fused(conn, snap, terms, weight, limit, label)
-    names: dict[int, str] = {}
-    score: dict[str, dict[int, float]] = {RAW: {}, IDENT: {}}
-    ranked: dict[str, list[int]] = {}
-    for source in policy.lists:
-        if source == HINTS:
-            assert hints is not None
-            ranked[source] = lists.hint_ords(conn, snap, hints)
-            continue
-        if source == MODEL:
-            assert model_ords is not None
-            ranked[source] = model_ords
-            continue
-        rows = lists.ranked(conn, snap, source, terms.of(source), limit)
-        ranked[source] = [o for o, _, _ in rows]
-        names.update((o, i) for o, i, _ in rows)
-        score[source].update((o, s) for o, _, s in rows)
-    order = _combine(policy, ranked)
-    if limit is not None:
-        order = order[:limit]
     shown = [RAW, IDENT] if policy.identifier else [RAW]
-    for column in shown:
-        missing = [o for o in order if o not in score[column]]
-        score[column].update(lists.scores(conn, snap, column, terms.of(column), missing))
-    names.update(lists.doc_ids(conn, snap, [o for o in order if o not in names]))
-    candidates = [
-        Candidate(
-            names[o],
-            rank,
-            score[RAW][o],
-            score[IDENT][o] if policy.identifier else None,
-        )
-        for rank, o in enumerate(order, start=1)
-    ]
+    by_ord = {r.doc_ord: r for r in rows}
+    for col in shown:
+        missing = [r.doc_ord for r in rows if getattr(r, col) is None]
+        units = yield from lists.units_of(target, col, terms.of(col), missing)
+        for o, u in units.items():
+            setattr(by_ord[o], col, u)
+    unnamed = [r.doc_ord for r in rows if r.doc_id is None]
+    names = yield from lists.doc_ids(target, unnamed)
+    candidates = [_candidate(r, rank, names, policy) for rank, r in enumerate(rows, start=1)]
     return Ranking(
         snap.snapshot_id, label, candidates, searchable=terms.searchable, total=snap.documents
     )
 
 
-def _check(
-    query: str,
-    policy: str,
-    limit: int | None,
-    hints: Sequence[str] | None,
-    fused_weight: float | None,
-    model: str | None,
-) -> tuple[Policy, float | None]:
-    check_query(query)
-    chosen = get_policy(policy)
-    check_hints(chosen, hints, model)
-    if limit is not None and limit < 1:
-        raise InvalidInput("limit must be at least 1")
-    return chosen, check_weight(chosen, fused_weight)
+def _candidate(row: Row, rank: int, names: dict[int, str], policy: Policy) -> Candidate:
+    name = policy.combiner.score_name
+    return Candidate(
+        row.doc_id if row.doc_id is not None else names[row.doc_ord],
+        rank,
+        bm25.score(row.raw or 0),
+        bm25.score(row.ident or 0) if policy.identifier else None,
+        row.score if name is not None else None,
+        name,
+    )
+
+
+#: Every read of a ranking sees one snapshot of the database.
+READ_ONLY = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+#: Heavy queries hash and sort posting rows; 4MB spills them to disk.
+WORK_MEM = "SET LOCAL work_mem = '32MB'"
+
+
+def snapshot_ranking_plan(snapshot_id: str, query: str, opts: RankOptions) -> Plan[Ranking]:
+    """Rank ``query`` in the stored snapshot ``snapshot_id`` (the caller opens the
+    transaction; this sets it up when it is the transaction's first statement)."""
+    snap = yield from snapshot_plan(snapshot_id)
+    return (yield from ranking_plan(snap, query, opts))
+
+
+def setup_plan(fresh_transaction: bool) -> Plan[None]:
+    """The settings a ranking's transaction starts with."""
+    if fresh_transaction:
+        yield Query(READ_ONLY)
+    yield Query(WORK_MEM)
 
 
 @translated
@@ -222,15 +213,19 @@ def rank_snapshot(
     with it).
 
     Runs in one read-only repeatable-read transaction, so a concurrent ``replace``
-    is seen entirely or not at all.
+    is seen entirely or not at all (inside a caller's transaction: in that one).
     """
-    chosen, weight = _check(query, policy, limit, hints, fused_weight, model)
+    opts = RankOptions.check(query, policy, limit, hints, fused_weight, model)
+    if model is not None:
+        from riido_pg.ranking.model_hints import model_named
+
+        model_named(model)  # an unknown or uninstalled model fails before any work
+    import psycopg
+
+    fresh = conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
     with conn.transaction():
-        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
-        # heavy queries hash and sort posting rows; 4MB spills them to disk
-        conn.execute("SET LOCAL work_mem = '32MB'")
-        snap = get_snapshot(conn, snapshot_id)
-        return _rank(conn, snap, query, chosen, limit, hints, weight, model)
+        run(conn, setup_plan(fresh))
+        return run(conn, snapshot_ranking_plan(snapshot_id, query, opts))
 
 
 @translated
@@ -247,12 +242,14 @@ def rank_documents(
 ) -> Ranking:
     """Rank the caller's documents without keeping them (a scratch snapshot; with a
     ``model``, the documents are embedded inside it too)."""
-    chosen, weight = _check(request.query, policy, limit, hints, fused_weight, model)
+    from riido_pg.storage.scratch import scratch_snapshot
+
+    opts = RankOptions.check(request.query, policy, limit, hints, fused_weight, model)
     with scratch_snapshot(conn, request.documents, text_config) as snap:
         if model is not None:
             from riido_pg.ranking.model_hints import model_named
             from riido_pg.storage.embeddings import store_vectors
 
             store_vectors(conn, snap.snapshot_id, model_named(model))
-        ranking = _rank(conn, snap, request.query, chosen, limit, hints, weight, model)
+        ranking = run(conn, ranking_plan(snap, request.query, opts))
     return dataclasses.replace(ranking, snapshot_id=request.snapshot_id)

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from riido_pg.ranking.policies import IDENT, RAW
 from riido_pg.resources import sql_text
 from riido_pg.server.connect import Conn
+from riido_pg.server.plans import Plan, Query, run
 from riido_pg.splitting import split_identifiers
 
 __all__ = [
@@ -19,6 +19,7 @@ __all__ = [
     "MAX_IDENTIFIER_QUERY_LEXEMES",
     "QueryTerms",
     "query_terms",
+    "terms_plan",
 ]
 
 #: Identifier hints are out of scope (the bm25 fallback) past this many distinct
@@ -50,18 +51,24 @@ class QueryTerms:
 
     def of(self, column: str) -> list[str]:
         """The lexemes of one column (``raw`` or ``ident``)."""
-        if column == RAW:
+        if column == "raw":
             return self.raw
-        if column == IDENT:
+        if column == "ident":
             return self.ident
         raise ValueError(f"no column {column!r}")
 
 
-def query_terms(conn: Conn, query: str, text_config: str) -> QueryTerms:
+def terms_plan(query: str, text_config: str) -> Plan[QueryTerms]:
+    """The query's distinct lexemes for each column under ``text_config``."""
     ident_text = split_identifiers(query)
-    row = conn.execute(
+    result = yield Query(
         sql_text("query_lexemes"),
         {"text_config": text_config, "raw": query, "ident": ident_text},
-    ).fetchone()
-    assert row is not None
-    return QueryTerms(list(row[0]), list(row[1]), ident_text)
+    )
+    raw, ident = result.one()
+    return QueryTerms(list(raw), list(ident), ident_text)
+
+
+def query_terms(conn: Conn, query: str, text_config: str) -> QueryTerms:
+    """:func:`terms_plan` on a connection."""
+    return run(conn, terms_plan(query, text_config))

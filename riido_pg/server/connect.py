@@ -28,7 +28,7 @@ __all__ = [
 Conn: TypeAlias = psycopg.Connection[Any]
 
 #: The schema revision this version of riido-pg needs (tests check it is alembic's head).
-SCHEMA_REVISION = "0008"
+SCHEMA_REVISION = "0009"
 #: Default statement timeout for queries (``RIIDO_PG_STATEMENT_TIMEOUT_MS`` overrides).
 DEFAULT_STATEMENT_TIMEOUT_MS = 60_000
 #: Default lock timeout, so no command waits long behind another's lock.

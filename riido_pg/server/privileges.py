@@ -5,7 +5,7 @@ from __future__ import annotations
 from psycopg import sql
 
 from riido_pg.errors import InvalidInput
-from riido_pg.resources import sql_text
+from riido_pg.resources import sql_template
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import translated
 
@@ -18,6 +18,6 @@ def grant_reader(conn: Conn, role: str) -> None:
     exists = conn.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
     if exists is None:
         raise InvalidInput(f"no role {role!r}; create it first, e.g. CREATE ROLE {role} LOGIN")
-    statements = sql.SQL(sql_text("grant_reader")).format(role=sql.Identifier(role))
+    statements = sql.SQL(sql_template("grant_reader")).format(role=sql.Identifier(role))
     with conn.transaction():
         conn.execute(statements)

@@ -2,7 +2,8 @@
 
 They describe the schema for alembic (autogenerate must find no drift against the
 migrations); the hot paths use plain SQL from ``sql/`` through psycopg.
-Every table leads with ``snapshot_id`` so the schema can later be sharded by it.
+A snapshot's own rows lead with ``snapshot_id``; its content lives in segments,
+which snapshots share (README "Snapshots on a base").
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import (
+    BigInteger,
     CheckConstraint,
     Column,
     DateTime,
@@ -17,11 +19,12 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    SmallInteger,
     Table,
-    Text,
     UniqueConstraint,
     func,
 )
+from sqlalchemy import Text as TextType
 from sqlalchemy.dialects.postgresql import ARRAY, BYTEA, DOUBLE_PRECISION, TSVECTOR, UUID
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -33,11 +36,14 @@ __all__ = [
     "Placement",
     "Posting",
     "Question",
+    "Segment",
+    "SegmentModel",
     "Shard",
     "Snapshot",
     "SnapshotModel",
+    "SnapshotSegment",
     "Target",
-    "Text_",
+    "Text",
     "load_stage",
     "metadata",
     "text_pending",
@@ -46,7 +52,7 @@ __all__ = [
 SCHEMA = "riido"
 metadata = MetaData(schema=SCHEMA)
 
-C_TEXT = Text(collation="C")
+C_TEXT = TextType(collation="C")
 
 
 class Base(DeclarativeBase):
@@ -54,26 +60,38 @@ class Base(DeclarativeBase):
 
 
 class Snapshot(Base):
-    """One immutable set of documents, ranked with one text search configuration."""
+    """One immutable set of documents, ranked with one text search configuration: a
+    path of segments (``snapshot_segments``) less the documents it removed.
+
+    ``removed`` holds the ``doc_ord`` of every document of its path's segments that
+    it does not hold; ``len_raw``/``len_ident`` sum its documents' lengths (BM25's
+    dl, so avgdl = len / document_count); ``base`` names the snapshot it was loaded
+    on (NULL: self-contained) and ``added`` counts the documents of its own segment.
+    """
 
     __tablename__ = "snapshots"
     __table_args__ = (
-        CheckConstraint("state IN ('loading', 'ready', 'replacing')", name="snapshots_state_check"),
+        CheckConstraint("state IN ('loading', 'ready')", name="snapshots_state_check"),
     )
 
     snapshot_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
-    text_config: Mapped[str] = mapped_column(Text, nullable=False)
-    state: Mapped[str] = mapped_column(Text, nullable=False)
+    text_config: Mapped[str] = mapped_column(TextType, nullable=False)
+    state: Mapped[str] = mapped_column(TextType, nullable=False)
     document_count: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
-    content_digest: Mapped[str] = mapped_column(Text, nullable=False)
+    content_digest: Mapped[str] = mapped_column(TextType, nullable=False)
     k1: Mapped[float] = mapped_column(DOUBLE_PRECISION, nullable=False)
     b: Mapped[float] = mapped_column(DOUBLE_PRECISION, nullable=False)
     created_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), nullable=False, server_default=func.now()
     )
+    removed: Mapped[list[int]] = mapped_column(ARRAY(Integer), nullable=False, server_default="{}")
+    len_raw: Mapped[int] = mapped_column(BigInteger, nullable=False, server_default="0")
+    len_ident: Mapped[int] = mapped_column(BigInteger, nullable=False, server_default="0")
+    base: Mapped[str | None] = mapped_column(C_TEXT, nullable=True)
+    added: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
 
 
-class Text_(Base):
+class Text(Base):
     """A document text, shared by every snapshot holding it, with what PostgreSQL
     derives from it. ``key`` hashes the splitter version, the text search configuration
     and the text (:func:`riido_pg.storage.texts.text_key`)."""
@@ -81,7 +99,7 @@ class Text_(Base):
     __tablename__ = "texts"
 
     key: Mapped[str] = mapped_column(UUID, primary_key=True)
-    body: Mapped[str] = mapped_column(Text, nullable=False)
+    body: Mapped[str] = mapped_column(TextType, nullable=False)
     tsv_raw: Mapped[str] = mapped_column(TSVECTOR, nullable=False)
     tsv_ident: Mapped[str] = mapped_column(TSVECTOR, nullable=False)
     len_raw: Mapped[int] = mapped_column(Integer, nullable=False)
@@ -113,22 +131,64 @@ load_stage = Table(
 )
 
 
-class Document(Base):
-    """A document of a snapshot. ``doc_ord`` numbers documents in id byte order."""
+class Segment(Base):
+    """An immutable set of documents with their postings, shared by every snapshot
+    whose path holds it; its documents hold ``first_ord .. first_ord + documents - 1``
+    (README "Snapshots on a base")."""
 
-    __tablename__ = "documents"
+    __tablename__ = "segments"
+
+    segment_id: Mapped[str] = mapped_column(UUID, primary_key=True)
+    first_ord: Mapped[int] = mapped_column(Integer, nullable=False)
+    documents: Mapped[int] = mapped_column(Integer, nullable=False)
+    len_raw: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    len_ident: Mapped[int] = mapped_column(BigInteger, nullable=False)
+    created_at: Mapped[datetime] = mapped_column(
+        DateTime(timezone=True), nullable=False, server_default=func.now()
+    )
+
+
+class SnapshotSegment(Base):
+    """One segment of a snapshot's path, in path order (``position`` 0 first)."""
+
+    __tablename__ = "snapshot_segments"
     __table_args__ = (
-        UniqueConstraint("snapshot_id", "doc_id", name="documents_snapshot_id_doc_id_key"),
         ForeignKeyConstraint(
             ["snapshot_id"],
             ["riido.snapshots.snapshot_id"],
-            name="documents_snapshot_id_fkey",
+            name="snapshot_segments_snapshot_id_fkey",
+            ondelete="CASCADE",
+        ),
+        ForeignKeyConstraint(
+            ["segment_id"],
+            ["riido.segments.segment_id"],
+            name="snapshot_segments_segment_id_fkey",
+        ),
+        Index("snapshot_segments_segment_id_idx", "segment_id"),
+    )
+
+    snapshot_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
+    position: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    segment_id: Mapped[str] = mapped_column(UUID, nullable=False)
+
+
+class Document(Base):
+    """A document of a segment; ``doc_ord`` numbers a segment's documents in id byte
+    order, from the segment's ``first_ord``."""
+
+    __tablename__ = "documents"
+    __table_args__ = (
+        UniqueConstraint("segment_id", "doc_id", name="documents_segment_id_doc_id_key"),
+        ForeignKeyConstraint(
+            ["segment_id"],
+            ["riido.segments.segment_id"],
+            name="documents_segment_id_fkey",
             ondelete="CASCADE",
         ),
         Index("documents_text_key_idx", "text_key"),
     )
 
-    snapshot_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
+    segment_id: Mapped[str] = mapped_column(UUID, primary_key=True)
     doc_ord: Mapped[int] = mapped_column(Integer, primary_key=True)
     doc_id: Mapped[str] = mapped_column(C_TEXT, nullable=False)
     #: riido.texts.key; no foreign key (see migration 0006): the texts lock protocol
@@ -137,31 +197,28 @@ class Document(Base):
 
 
 class Posting(Base):
-    """The inverted list of one lexeme in one column of one snapshot.
-
-    ``doc_ords`` in no particular order; ``tfn[i]`` is tf / (tf + k1 (1 - b + b dl / avgdl)) for
-    ``doc_ords[i]``, so a document's BM25 score is the sum of ``idf * tfn`` over
-    the query's lexemes.
-    """
+    """The inverted list of one lexeme in one column of one segment: for each
+    document holding it (``doc_ords``), its term frequency (``tfs``: positions
+    PostgreSQL keeps) and its length (``dls``). BM25's idf, and the saturation that
+    depends on avgdl, are computed per snapshot when it is ranked."""
 
     __tablename__ = "postings"
     __table_args__ = (
         CheckConstraint("col IN ('raw', 'ident')", name="postings_col_check"),
         ForeignKeyConstraint(
-            ["snapshot_id"],
-            ["riido.snapshots.snapshot_id"],
-            name="postings_snapshot_id_fkey",
+            ["segment_id"],
+            ["riido.segments.segment_id"],
+            name="postings_segment_id_fkey",
             ondelete="CASCADE",
         ),
     )
 
-    snapshot_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
-    col: Mapped[str] = mapped_column(Text, primary_key=True)
+    segment_id: Mapped[str] = mapped_column(UUID, primary_key=True)
+    col: Mapped[str] = mapped_column(TextType, primary_key=True)
     lexeme: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
-    df: Mapped[int] = mapped_column(Integer, nullable=False)
-    idf: Mapped[float] = mapped_column(DOUBLE_PRECISION, nullable=False)
     doc_ords: Mapped[list[int]] = mapped_column(ARRAY(Integer), nullable=False)
-    tfn: Mapped[list[float]] = mapped_column(ARRAY(DOUBLE_PRECISION), nullable=False)
+    tfs: Mapped[list[int]] = mapped_column(ARRAY(SmallInteger), nullable=False)
+    dls: Mapped[list[int]] = mapped_column(ARRAY(Integer), nullable=False)
 
 
 class EvalCorpus(Base):
@@ -179,8 +236,8 @@ class EvalCorpus(Base):
     )
 
     snapshot_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
-    corpus_sha256: Mapped[str] = mapped_column(Text, nullable=False)
-    content_digest: Mapped[str] = mapped_column(Text, nullable=False)
+    corpus_sha256: Mapped[str] = mapped_column(TextType, nullable=False)
+    content_digest: Mapped[str] = mapped_column(TextType, nullable=False)
 
 
 class Question(Base):
@@ -198,8 +255,8 @@ class Question(Base):
 
     snapshot_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
     question_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
-    text: Mapped[str] = mapped_column(Text, nullable=False)
-    repo: Mapped[str] = mapped_column(Text, nullable=False, server_default="")
+    text: Mapped[str] = mapped_column(TextType, nullable=False)
+    repo: Mapped[str] = mapped_column(TextType, nullable=False, server_default="")
 
 
 class Target(Base):
@@ -212,12 +269,6 @@ class Target(Base):
             ["snapshot_id", "question_id"],
             ["riido.questions.snapshot_id", "riido.questions.question_id"],
             name="targets_question_fkey",
-            ondelete="CASCADE",
-        ),
-        ForeignKeyConstraint(
-            ["snapshot_id", "doc_id"],
-            ["riido.documents.snapshot_id", "riido.documents.doc_id"],
-            name="targets_document_fkey",
             ondelete="CASCADE",
         ),
         Index("targets_snapshot_id_doc_id_idx", "snapshot_id", "doc_id"),
@@ -248,20 +299,38 @@ class SnapshotModel(Base):
     embed_seconds: Mapped[float] = mapped_column(DOUBLE_PRECISION, nullable=False)
 
 
+class SegmentModel(Base):
+    """A segment whose documents are embedded under a model."""
+
+    __tablename__ = "segment_models"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["segment_id"],
+            ["riido.segments.segment_id"],
+            name="segment_models_segment_id_fkey",
+            ondelete="CASCADE",
+        ),
+    )
+
+    segment_id: Mapped[str] = mapped_column(UUID, primary_key=True)
+    model: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
+    dim: Mapped[int] = mapped_column(Integer, nullable=False)
+
+
 class Embedding(Base):
     """One document's vector under one model: float32 little-endian, unit length."""
 
     __tablename__ = "embeddings"
     __table_args__ = (
         ForeignKeyConstraint(
-            ["snapshot_id", "model"],
-            ["riido.snapshot_models.snapshot_id", "riido.snapshot_models.model"],
-            name="embeddings_snapshot_model_fkey",
+            ["segment_id", "model"],
+            ["riido.segment_models.segment_id", "riido.segment_models.model"],
+            name="embeddings_segment_model_fkey",
             ondelete="CASCADE",
         ),
     )
 
-    snapshot_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
+    segment_id: Mapped[str] = mapped_column(UUID, primary_key=True)
     model: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
     doc_ord: Mapped[int] = mapped_column(Integer, primary_key=True)
     vec: Mapped[bytes] = mapped_column(BYTEA, nullable=False)
@@ -274,8 +343,8 @@ class Shard(Base):
     __tablename__ = "shards"
 
     name: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
-    server: Mapped[str] = mapped_column(Text, nullable=False, unique=True)
-    conninfo: Mapped[str] = mapped_column(Text, nullable=False)
+    server: Mapped[str] = mapped_column(TextType, nullable=False, unique=True)
+    conninfo: Mapped[str] = mapped_column(TextType, nullable=False)
     created_at: Mapped[datetime] = mapped_column(
         DateTime(timezone=True), nullable=False, server_default=func.now()
     )

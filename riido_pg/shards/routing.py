@@ -14,8 +14,6 @@ from dataclasses import dataclass
 from types import TracebackType
 from typing import TypeVar
 
-from psycopg import sql
-
 from riido_pg.documents import check_snapshot_id
 from riido_pg.errors import (
     ConflictingOptions,
@@ -32,7 +30,9 @@ from riido_pg.server.connect import Conn
 from riido_pg.server.errors import translated
 from riido_pg.shards.catalog import open_shard, require_writable, shard_names
 from riido_pg.storage import snapshots as local
-from riido_pg.storage.texts import copy_texts, stored_digest
+from riido_pg.storage.copying import copy_snapshot, delete_snapshot_rows
+from riido_pg.storage.texts import stored_digest
+from riido_pg.storage.timeouts import load_timeout
 
 __all__ = ["PlacedSnapshot", "Router", "drop_snapshot", "list_snapshots", "move_snapshot"]
 
@@ -212,46 +212,6 @@ def drop_snapshot(router: Router, snapshot_id: str) -> None:
     )
 
 
-def _content_tables(conn: Conn) -> list[tuple[str, list[str]]]:
-    """riido's tables keyed by snapshot, parents before children, with their columns."""
-    rows = conn.execute(
-        "SELECT c.relname, "
-        "  array(SELECT a.attname::text FROM pg_attribute a WHERE a.attrelid = c.oid "
-        "        AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum), "
-        "  array(SELECT f.confrelid::regclass::text FROM pg_constraint f "
-        "        WHERE f.conrelid = c.oid AND f.contype = 'f' AND f.confrelid <> c.oid) "
-        "FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace "
-        "WHERE n.nspname = 'riido' AND c.relkind = 'r' AND c.relname <> 'placements' "
-        "AND EXISTS (SELECT 1 FROM pg_attribute a WHERE a.attrelid = c.oid "
-        "            AND a.attname = 'snapshot_id' AND NOT a.attisdropped)"
-    ).fetchall()
-    parents = {str(r[0]): {p.removeprefix("riido.") for p in r[2]} for r in rows}
-    columns = {str(r[0]): list(r[1]) for r in rows}
-    ordered: list[str] = []
-    while len(ordered) < len(parents):
-        ready = sorted(t for t, ps in parents.items() if t not in ordered and ps <= set(ordered))
-        ordered.extend(ready or sorted(set(parents) - set(ordered)))
-    return [(t, columns[t]) for t in ordered]
-
-
-def _copy(source: Conn, target: Conn, snapshot_id: str) -> None:
-    """Copy every row of the snapshot, table by table, with COPY (inside target's
-    transaction): first the texts its documents reference that the target lacks
-    (shared there like any load's), then its own rows."""
-    copy_texts(source, target, snapshot_id)
-    same_major = source.info.server_version // 10000 == target.info.server_version // 10000
-    fmt = sql.SQL("(FORMAT binary)" if same_major else "")
-    for table, cols in _content_tables(target):
-        names = sql.SQL(", ").join(map(sql.Identifier, cols))
-        out = sql.SQL("COPY (SELECT {} FROM riido.{} WHERE snapshot_id = {}) TO STDOUT {}").format(
-            names, sql.Identifier(table), sql.Literal(snapshot_id), fmt
-        )
-        into = sql.SQL("COPY riido.{} ({}) FROM STDIN {}").format(sql.Identifier(table), names, fmt)
-        with source.cursor().copy(out) as reader, target.cursor().copy(into) as writer:
-            for block in reader:
-                writer.write(block)
-
-
 def _digest(conn: Conn, snap: local.Snapshot) -> str | None:
     """The copy's content digest, or None when one of its texts does not hash to its
     key (the digest covers the keys; this covers the texts)."""
@@ -282,11 +242,10 @@ def move_snapshot(router: Router, snapshot_id: str, shard: str) -> str | None:
     with local.snapshot_lock(source, snapshot_id):
         snap = local.get_snapshot(source, snapshot_id)
         with local.snapshot_lock(target, snapshot_id), target.transaction():
-            with local.load_timeout(target):
+            with load_timeout(target):
                 # a copy left by an interrupted move is not placed there: replace it
-                local.delete_content(target, snapshot_id)
-                target.execute("DELETE FROM riido.snapshots WHERE snapshot_id = %s", (snapshot_id,))
-                _copy(source, target, snapshot_id)
+                delete_snapshot_rows(target, snapshot_id)
+                copy_snapshot(source, target, snapshot_id)
                 if _digest(target, snap) != snap.content_digest:
                     raise InvalidInput(
                         f"the copy of {snapshot_id!r} on shard {shard!r} does not match its "

@@ -1,10 +1,13 @@
 """A snapshot's documents embedded under a learned hint source (``load --model``).
 
-:func:`embed_snapshot` reads a ready snapshot's texts in ``doc_ord`` order, embeds
-them in batches with the named model (:mod:`riido_pg.embedding`) and stores one
-float32 vector per document, with the model's dimension and the seconds it took, in
-one transaction under the snapshot's writer lock: an error stores none of them.
-Embedding an unchanged snapshot again under the same model does nothing.
+Vectors belong to documents, and documents to segments (README "Snapshots on a
+base"): ``riido.embeddings`` holds one float32 vector per document of a segment and
+``riido.segment_models`` marks a segment embedded under a model, so a snapshot on a
+base embeds only its own segment's documents. ``riido.snapshot_models`` marks the
+snapshot itself, with the seconds its embedding took. :func:`embed_snapshot` embeds,
+in batches, the documents of the snapshot's segments not yet embedded under the
+model, in one transaction under the snapshot's writer lock: an error stores none of
+them. Embedding a snapshot again under the same model does nothing.
 """
 
 from __future__ import annotations
@@ -18,8 +21,10 @@ import numpy as np
 from riido_pg.errors import InvalidInput
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import translated
-from riido_pg.storage.loading import Progress
-from riido_pg.storage.snapshots import Snapshot, get_snapshot, load_timeout, snapshot_lock
+from riido_pg.server.plans import Plan, Query
+from riido_pg.storage.snapshots import Snapshot, Target, get_snapshot, snapshot_lock
+from riido_pg.storage.staging import Progress
+from riido_pg.storage.timeouts import load_timeout
 
 if TYPE_CHECKING:
     from riido_pg.embedding import CheckedModel
@@ -28,10 +33,10 @@ __all__ = [
     "BATCH",
     "SnapshotModel",
     "embed_snapshot",
+    "model_plan",
     "require_model",
-    "snapshot_model",
     "store_vectors",
-    "vectors",
+    "vectors_plan",
 ]
 
 #: Documents embedded per batch (bounded memory for texts and vectors).
@@ -46,18 +51,22 @@ class SnapshotModel:
     embed_seconds: float
 
 
-def snapshot_model(conn: Conn, snapshot_id: str, model: str) -> SnapshotModel | None:
-    row = conn.execute(
+def model_plan(snapshot_id: str, model: str) -> Plan[SnapshotModel | None]:
+    result = yield Query(
         "SELECT dim, embed_seconds FROM riido.snapshot_models "
         "WHERE snapshot_id = %s AND model = %s",
         (snapshot_id, model),
-    ).fetchone()
-    return SnapshotModel(snapshot_id, model, int(row[0]), float(row[1])) if row else None
+    )
+    if not result.rows:
+        return None
+    dim, seconds = result.rows[0]
+    return SnapshotModel(snapshot_id, model, int(dim), float(seconds))
 
 
-def require_model(conn: Conn, snap: Snapshot, model: CheckedModel) -> SnapshotModel:
+def require_model(
+    snap: Snapshot, model: CheckedModel, stored: SnapshotModel | None
+) -> SnapshotModel:
     """The snapshot's embeddings under ``model``, or InvalidInput saying how to add them."""
-    stored = snapshot_model(conn, snap.snapshot_id, model.name)
     if stored is None:
         raise InvalidInput(
             f"snapshot {snap.snapshot_id!r} has no embeddings for model {model.name!r}; "
@@ -72,26 +81,29 @@ def require_model(conn: Conn, snap: Snapshot, model: CheckedModel) -> SnapshotMo
     return stored
 
 
-def vectors(conn: Conn, snapshot_id: str, model: str, ords: list[int], dim: int) -> np.ndarray:
-    """The unit vectors of ``ords`` (in that order) as an (n, dim) float32 matrix."""
+def vectors_plan(target: Target, model: str, ords: list[int], dim: int) -> Plan[np.ndarray]:
+    """The unit vectors of ``ords`` (documents of ``target``'s path, in that order) as
+    an (n, dim) float32 matrix."""
     from riido_pg.embedding import matrix_from_bytea
 
     if not ords:
         return np.zeros((0, dim), dtype=np.float32)
-    rows = conn.execute(
+    result = yield Query(
         "SELECT o.doc_ord, e.vec FROM unnest(%s::int[]) WITH ORDINALITY AS o(doc_ord, n) "
-        "JOIN riido.embeddings AS e ON e.snapshot_id = %s AND e.model = %s "
+        "JOIN riido.embeddings AS e ON e.segment_id = ANY(%s::uuid[]) AND e.model = %s "
         "AND e.doc_ord = o.doc_ord ORDER BY o.n",
-        (ords, snapshot_id, model),
-    ).fetchall()
-    return matrix_from_bytea((bytes(r[1]) for r in rows), dim)
+        (ords, list(target.segments), model),
+        binary=True,
+    )
+    return matrix_from_bytea((bytes(r[1]) for r in result.rows), dim)
 
 
 def store_vectors(
     conn: Conn, snapshot_id: str, model: CheckedModel, *, progress: Progress | None = None
 ) -> None:
-    """Embed every document of a snapshot whose row exists and store the vectors (and
-    the model's row) in one transaction; replaces what the model stored before."""
+    """Embed the documents of a snapshot's segments not yet embedded under ``model``
+    and record the snapshot's model row, in one transaction; replaces what the model
+    stored for the snapshot before."""
     from riido_pg.embedding import to_bytea
 
     started = time.perf_counter()
@@ -100,40 +112,57 @@ def store_vectors(
             "DELETE FROM riido.snapshot_models WHERE snapshot_id = %s AND model = %s",
             (snapshot_id, model.name),
         )
+        # segments embedded under another dimension (the model changed) are redone
         conn.execute(
-            "INSERT INTO riido.snapshot_models (snapshot_id, model, dim, embed_seconds) "
-            "VALUES (%s, %s, %s, 0)",
+            "DELETE FROM riido.segment_models AS m USING riido.snapshot_segments AS p "
+            "WHERE p.snapshot_id = %s AND m.segment_id = p.segment_id AND m.model = %s "
+            "AND m.dim <> %s",
             (snapshot_id, model.name, model.dim),
         )
+        todo = [
+            r[0]
+            for r in conn.execute(
+                "SELECT p.segment_id FROM riido.snapshot_segments AS p "
+                "WHERE p.snapshot_id = %s AND NOT EXISTS (SELECT 1 FROM riido.segment_models "
+                "AS m WHERE m.segment_id = p.segment_id AND m.model = %s) ORDER BY p.position",
+                (snapshot_id, model.name),
+            )
+        ]
         total_row = conn.execute(
-            "SELECT document_count FROM riido.snapshots WHERE snapshot_id = %s", (snapshot_id,)
+            "SELECT coalesce(sum(documents), 0) FROM riido.segments WHERE segment_id = ANY(%s)",
+            (todo,),
         ).fetchone()
         total = int(total_row[0]) if total_row else 0
-        read = conn.cursor(name="riido_embed_texts")
-        read.execute(
-            "SELECT d.doc_ord, t.body FROM riido.documents AS d "
-            "JOIN riido.texts AS t ON t.key = d.text_key "
-            "WHERE d.snapshot_id = %s ORDER BY d.doc_ord",
-            (snapshot_id,),
-        )
         done = 0
-        write = conn.cursor()
-        # one COPY per batch: the connection cannot fetch from the cursor mid-COPY
-        while batch := read.fetchmany(BATCH):
-            vecs = model.embed([str(r[1]) for r in batch])
-            with write.copy(
-                "COPY riido.embeddings (snapshot_id, model, doc_ord, vec) FROM STDIN"
-            ) as copy:
-                for (ord_, _), vec in zip(batch, vecs, strict=True):
-                    copy.write_row((snapshot_id, model.name, ord_, to_bytea(vec)))
-            done += len(batch)
-            if progress:
-                progress("embeddings", done, total)
-        read.close()
+        for segment in todo:
+            conn.execute(
+                "INSERT INTO riido.segment_models (segment_id, model, dim) VALUES (%s, %s, %s)",
+                (segment, model.name, model.dim),
+            )
+            read = conn.cursor(name="riido_embed_texts")
+            read.execute(
+                "SELECT d.doc_ord, t.body FROM riido.documents AS d "
+                "JOIN riido.texts AS t ON t.key = d.text_key "
+                "WHERE d.segment_id = %s ORDER BY d.doc_ord",
+                (segment,),
+            )
+            write = conn.cursor()
+            # one COPY per batch: the connection cannot fetch from the cursor mid-COPY
+            while batch := read.fetchmany(BATCH):
+                vecs = model.embed([str(r[1]) for r in batch])
+                with write.copy(
+                    "COPY riido.embeddings (segment_id, model, doc_ord, vec) FROM STDIN"
+                ) as copy:
+                    for (ord_, _), vec in zip(batch, vecs, strict=True):
+                        copy.write_row((segment, model.name, ord_, to_bytea(vec)))
+                done += len(batch)
+                if progress:
+                    progress("embeddings", done, total)
+            read.close()
         conn.execute(
-            "UPDATE riido.snapshot_models SET embed_seconds = %s "
-            "WHERE snapshot_id = %s AND model = %s",
-            (time.perf_counter() - started, snapshot_id, model.name),
+            "INSERT INTO riido.snapshot_models (snapshot_id, model, dim, embed_seconds) "
+            "VALUES (%s, %s, %s, %s)",
+            (snapshot_id, model.name, model.dim, time.perf_counter() - started),
         )
 
 
@@ -145,8 +174,11 @@ def embed_snapshot(
     False if they already are."""
     get_snapshot(conn, snapshot_id)
     with snapshot_lock(conn, snapshot_id):
-        stored = snapshot_model(conn, snapshot_id, model.name)
-        if stored is not None and stored.dim == model.dim:
+        row = conn.execute(
+            "SELECT dim FROM riido.snapshot_models WHERE snapshot_id = %s AND model = %s",
+            (snapshot_id, model.name),
+        ).fetchone()
+        if row is not None and int(row[0]) == model.dim:
             return False
         store_vectors(conn, snapshot_id, model, progress=progress)
         return True

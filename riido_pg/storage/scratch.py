@@ -10,7 +10,6 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import UTC, datetime
 
 import psycopg
 
@@ -20,9 +19,10 @@ from riido_pg.storage.loading import write_documents
 from riido_pg.storage.snapshots import (
     Snapshot,
     check_text_config,
+    find_snapshot,
     insert_snapshot_row,
-    load_timeout,
 )
+from riido_pg.storage.timeouts import load_timeout
 
 __all__ = ["scratch_snapshot"]
 
@@ -40,5 +40,7 @@ def scratch_snapshot(conn: Conn, docs: DocumentSet, text_config: str) -> Iterato
         insert_snapshot_row(conn, snapshot_id, cfg, "ready", len(docs), "")
         with load_timeout(conn):
             write_documents(conn, snapshot_id, docs, cfg)
-        yield Snapshot(snapshot_id, len(docs), cfg, "ready", datetime.now(UTC), "")
+        snap = find_snapshot(conn, snapshot_id)
+        assert snap is not None
+        yield snap
         raise psycopg.Rollback(tx)

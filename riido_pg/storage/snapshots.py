@@ -1,59 +1,87 @@
 """Snapshots as stored: the row, its state, its lock; listing and dropping.
 
-A snapshot is ``loading`` while a load writes it and ``ready`` once the load's single
-transaction committed; only ``ready`` snapshots are ranked. Writers of a snapshot id
-take a session advisory lock on it (:func:`snapshot_lock`), so a second writer fails
-at once with :class:`~riido_pg.errors.SnapshotBusy`, and readers can tell a load in
-progress from one that was interrupted.
+A snapshot is ``loading`` while a load writes it and ``ready`` once the load has
+published it; only ``ready`` snapshots are ranked. Its content is a path of segments
+(``riido.snapshot_segments``) less the documents it removed (README "Snapshots on a
+base"). Writers of a snapshot id take a session advisory lock on it
+(:func:`snapshot_lock`), so a second writer fails at once with
+:class:`~riido_pg.errors.SnapshotBusy`, and readers can tell a load in progress from
+one that was interrupted.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
+import uuid
 from collections.abc import Iterator
-from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 import psycopg
-from psycopg import sql
 
 from riido_pg.documents import check_snapshot_id
 from riido_pg.errors import InvalidTextConfig, SnapshotBusy, SnapshotLoading, SnapshotNotFound
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import translated
+from riido_pg.server.plans import Plan, Query, run
 from riido_pg.server.settle import releasing
 from riido_pg.storage.texts import collect_garbage
 
 __all__ = [
-    "CONTENT_TABLES",
     "DEFAULT_TEXT_CONFIG",
     "K1",
     "SNAPSHOT_COLUMNS",
     "B",
     "Snapshot",
+    "Target",
     "check_text_config",
-    "delete_content",
     "drop_snapshot",
     "find_snapshot",
     "get_snapshot",
     "insert_snapshot_row",
     "list_snapshots",
-    "load_session_timeout",
-    "load_timeout",
-    "load_timeout_ms",
-    "shadow_id",
     "snapshot_lock",
+    "snapshot_plan",
 ]
 
 #: BM25 parameters (README "Ranking"), stored with every snapshot.
 K1 = 1.2
 B = 0.75
 DEFAULT_TEXT_CONFIG = "english"
-#: Tables holding a snapshot's content (everything but its riido.snapshots row).
-CONTENT_TABLES = ("snapshot_models", "postings", "documents")
 _LOCK_NAMESPACE = 0x52494944  # "RIID"
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """What ranking statements need to know of a snapshot: its path of segments and
+    the statistics BM25 takes from it."""
+
+    snapshot_id: str
+    segments: tuple[uuid.UUID, ...]
+    documents: int
+    len_raw: int
+    len_ident: int
+    #: How many documents of its path's segments the snapshot does not hold.
+    removed: int
+    k1: float
+    b: float
+
+    def length(self, col: str) -> int:
+        return self.len_raw if col == "raw" else self.len_ident
+
+    def params(self, **extra: Any) -> dict[str, Any]:
+        return {
+            "snapshot_id": self.snapshot_id,
+            "segments": list(self.segments),
+            "n": self.documents,
+            "k1": self.k1,
+            "b": self.b,
+            "len_raw": self.len_raw,
+            "len_ident": self.len_ident,
+            **extra,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,22 +92,52 @@ class Snapshot:
     state: str
     created_at: datetime
     content_digest: str
+    #: The snapshot it was loaded on (None: self-contained).
+    base: str | None = None
+    #: Documents in its own segment (all of them when self-contained).
+    added: int = 0
+    #: Documents of its path's segments it does not hold.
+    removed: int = 0
+    len_raw: int = 0
+    len_ident: int = 0
+    k1: float = K1
+    b: float = B
+    #: Its path of segments, base first.
+    segments: tuple[uuid.UUID, ...] = ()
+
+    @property
+    def target(self) -> Target:
+        """What the ranking statements need of this snapshot."""
+        return Target(
+            self.snapshot_id,
+            self.segments,
+            self.documents,
+            self.len_raw,
+            self.len_ident,
+            self.removed,
+            self.k1,
+            self.b,
+        )
+
+
+#: The columns of riido.snapshots (as ``s``) that make a Snapshot, in its field order.
+SNAPSHOT_COLUMNS = (
+    "SELECT s.snapshot_id, s.document_count, s.text_config, s.state, s.created_at, "
+    "s.content_digest, s.base, s.added, cardinality(s.removed), s.len_raw, s.len_ident, "
+    "s.k1, s.b, coalesce((SELECT array_agg(p.segment_id ORDER BY p.position) "
+    "FROM riido.snapshot_segments AS p WHERE p.snapshot_id = s.snapshot_id), '{}') "
+    "FROM riido.snapshots AS s"
+)
+
+
+def snapshot_from_row(row: tuple[object, ...]) -> Snapshot:
+    return Snapshot(*row[:-1], tuple(row[-1]))  # type: ignore[arg-type, call-arg]
 
 
 def _lock_key(snapshot_id: str) -> int:
     """31-bit key of the snapshot's advisory lock (shown as pg_locks.objid)."""
     digest = hashlib.blake2b(snapshot_id.encode(), digest_size=4).digest()
     return int.from_bytes(digest, "big") & 0x7FFFFFFF
-
-
-def _being_written(conn: Conn, snapshot_id: str) -> bool:
-    row = conn.execute(
-        "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' "
-        "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-        "AND classid = %s AND objid = %s AND objsubid = 2 AND granted)",
-        (_LOCK_NAMESPACE, _lock_key(snapshot_id)),
-    ).fetchone()
-    return bool(row and row[0])
 
 
 @contextmanager
@@ -119,136 +177,85 @@ def check_text_config(conn: Conn, text_config: str) -> str:
     return str(row[0])
 
 
-#: The columns of riido.snapshots that make a Snapshot, in its field order.
-SNAPSHOT_COLUMNS = (
-    "SELECT snapshot_id, document_count, text_config, state, created_at, content_digest "
-    "FROM riido.snapshots"
-)
+def find_plan(snapshot_id: str) -> Plan[Snapshot | None]:
+    """The snapshot's row in any state, or None."""
+    result = yield Query(SNAPSHOT_COLUMNS + " WHERE s.snapshot_id = %s", (snapshot_id,))
+    return snapshot_from_row(result.rows[0]) if result.rows else None
 
 
 @translated
 def find_snapshot(conn: Conn, snapshot_id: str) -> Snapshot | None:
     """The snapshot's row in any state, or None."""
-    row = conn.execute(SNAPSHOT_COLUMNS + " WHERE snapshot_id = %s", (snapshot_id,)).fetchone()
-    return Snapshot(*row) if row else None
+    return run(conn, find_plan(snapshot_id))
+
+
+def snapshot_plan(snapshot_id: str) -> Plan[Snapshot]:
+    """A ready snapshot, or SnapshotNotFound / SnapshotLoading."""
+    check_snapshot_id(snapshot_id)
+    snap = yield from find_plan(snapshot_id)
+    if snap is None:
+        raise SnapshotNotFound(
+            f"no snapshot {snapshot_id!r}; load one with `riido-pg load {snapshot_id} SOURCE`"
+        )
+    if snap.state == "ready":
+        return snap
+    result = yield Query(
+        "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' "
+        "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+        "AND classid = %s AND objid = %s AND objsubid = 2 AND granted), pg_is_in_recovery()",
+        (_LOCK_NAMESPACE, _lock_key(snapshot_id)),
+    )
+    being_written, standby = result.one()
+    if being_written:
+        raise SnapshotLoading(
+            f"snapshot {snapshot_id!r} is still loading; query it when the load finishes"
+        )
+    if standby:  # the loader's lock is on the primary, out of sight
+        raise SnapshotLoading(
+            f"snapshot {snapshot_id!r} is not ready on this standby: it is loading on the "
+            "primary (query it when the load finishes), or its load was interrupted"
+        )
+    raise SnapshotLoading(
+        f"snapshot {snapshot_id!r} was interrupted while loading; run the load again "
+        f"or drop it with `riido-pg snapshots drop {snapshot_id}`"
+    )
 
 
 @translated
 def get_snapshot(conn: Conn, snapshot_id: str) -> Snapshot:
     """A ready snapshot, or SnapshotNotFound / SnapshotLoading."""
-    check_snapshot_id(snapshot_id)
-    snap = find_snapshot(conn, snapshot_id)
-    if snap is None:
-        raise SnapshotNotFound(
-            f"no snapshot {snapshot_id!r}; load one with `riido-pg load {snapshot_id} SOURCE`"
-        )
-    if snap.state != "ready":
-        if _being_written(conn, snapshot_id):
-            raise SnapshotLoading(
-                f"snapshot {snapshot_id!r} is still loading; query it when the load finishes"
-            )
-        standby = conn.execute("SELECT pg_is_in_recovery()").fetchone()
-        if standby and standby[0]:  # the loader's lock is on the primary, out of sight
-            raise SnapshotLoading(
-                f"snapshot {snapshot_id!r} is not ready on this standby: it is loading on the "
-                "primary (query it when the load finishes), or its load was interrupted"
-            )
-        raise SnapshotLoading(
-            f"snapshot {snapshot_id!r} was interrupted while loading; run the load again "
-            f"or drop it with `riido-pg snapshots drop {snapshot_id}`"
-        )
-    return snap
+    return run(conn, snapshot_plan(snapshot_id))
 
 
 @translated
 def list_snapshots(conn: Conn) -> list[Snapshot]:
-    """Every snapshot, ready or loading (not the hidden rows of a replace)."""
-    rows = conn.execute(
-        SNAPSHOT_COLUMNS + " WHERE state <> 'replacing' ORDER BY snapshot_id"
-    ).fetchall()
-    return [Snapshot(*r) for r in rows]
-
-
-def shadow_id(snapshot_id: str) -> str:
-    """The id of the hidden ``replacing`` row a parallel ``--replace`` of
-    ``snapshot_id`` writes its new content under until the swap."""
-    return f"{snapshot_id}\x1freplacing"
-
-
-def delete_content(conn: Conn, snapshot_id: str) -> None:
-    """Delete a snapshot's documents and postings (not its row); inside a transaction.
-    Its texts become candidates for the collector (riido_pg.storage.texts)."""
-    conn.execute(
-        "INSERT INTO riido.text_pending (token, key) SELECT DISTINCT NULL::uuid, text_key "
-        "FROM riido.documents WHERE snapshot_id = %s",
-        (snapshot_id,),
-    )
-    for table in CONTENT_TABLES:
-        conn.execute(
-            sql.SQL("DELETE FROM riido.{} WHERE snapshot_id = %s").format(sql.Identifier(table)),
-            (snapshot_id,),
-        )
+    """Every snapshot, ready or loading."""
+    rows = conn.execute(SNAPSHOT_COLUMNS + " ORDER BY s.snapshot_id").fetchall()
+    return [snapshot_from_row(r) for r in rows]
 
 
 @translated
 def drop_snapshot(conn: Conn, snapshot_id: str) -> None:
-    """Remove a snapshot (ready, or left ``loading`` by an interrupted load)."""
+    """Remove a snapshot (ready, or left ``loading`` by an interrupted load). Segments
+    another snapshot's path still holds stay; the others, and the texts only they
+    referenced, go with the next collection (which runs now)."""
     check_snapshot_id(snapshot_id)
     with snapshot_lock(conn, snapshot_id):
         with conn.transaction():
             if find_snapshot(conn, snapshot_id) is None:
                 raise SnapshotNotFound(f"no snapshot {snapshot_id!r}")
-            for sid in (snapshot_id, shadow_id(snapshot_id)):
-                delete_content(conn, sid)
-                conn.execute("DELETE FROM riido.snapshots WHERE snapshot_id = %s", (sid,))
+            conn.execute("DELETE FROM riido.snapshots WHERE snapshot_id = %s", (snapshot_id,))
         collect_garbage(conn)
 
 
 def insert_snapshot_row(
     conn: Conn, snapshot_id: str, text_config: str, state: str, documents: int, digest: str
 ) -> None:
-    """The riido.snapshots row a load (or a scratch snapshot) writes its documents under."""
+    """The riido.snapshots row a load (or a scratch snapshot) publishes its content
+    under."""
     conn.execute(
         "INSERT INTO riido.snapshots "
         "(snapshot_id, text_config, state, document_count, content_digest, k1, b) "
         "VALUES (%s, %s, %s, %s, %s, %s, %s)",
         (snapshot_id, text_config, state, documents, digest, K1, B),
     )
-
-
-def load_timeout_ms() -> int:
-    """A load's statement timeout: ``RIIDO_PG_LOAD_TIMEOUT_MS``, default 0 (none)."""
-    value = os.environ.get("RIIDO_PG_LOAD_TIMEOUT_MS", "0")
-    return int(value) if value.isdigit() else 0
-
-
-@contextmanager
-def _load_statement_timeout(conn: Conn, *, local: bool) -> Iterator[None]:
-    """The load timeout for the block: for the current transaction (``local``) or for
-    the session; the statement timeout before it is back after the block, when the
-    connection is still where the block began (in that transaction, or idle)."""
-    row = conn.execute("SHOW statement_timeout").fetchone()
-    before = str(row[0]) if row else "0"
-    set_to = "SELECT set_config('statement_timeout', %s, %s)"
-    conn.execute(set_to, (str(load_timeout_ms()), local))
-    try:
-        yield
-    finally:
-        status = psycopg.pq.TransactionStatus
-        if conn.info.transaction_status == (status.INTRANS if local else status.IDLE):
-            with nullcontext() if local else suppress(psycopg.Error):
-                conn.execute(set_to, (before, local))
-
-
-def load_session_timeout(conn: Conn) -> AbstractContextManager[None]:
-    """Outside a transaction: :func:`load_timeout` for every statement of the block,
-    on a session a load commits several transactions in (a parallel load); the
-    session's statement timeout is back after the block."""
-    return _load_statement_timeout(conn, local=False)
-
-
-def load_timeout(conn: Conn) -> AbstractContextManager[None]:
-    """Inside a transaction: for the block, loads are bounded by their input, not by
-    the query statement timeout; ``RIIDO_PG_LOAD_TIMEOUT_MS`` (default 0, no limit)
-    applies instead. The session's statement timeout is back after the block."""
-    return _load_statement_timeout(conn, local=True)

@@ -117,6 +117,8 @@ def load_snapshot_from_table(
     replace: bool = False,
     progress: Progress | None = None,
     jobs: int = 1,
+    base: str | None = None,
+    fresh: bool = False,
 ) -> LoadResult:
     """:func:`~riido_pg.storage.loading.load_snapshot` of the rows of ``table``."""
     docs = read_table(conn, table, id_column, text_column, progress=progress)
@@ -128,4 +130,6 @@ def load_snapshot_from_table(
         replace=replace,
         progress=progress,
         jobs=jobs,
+        base=base,
+        fresh=fresh,
     )

@@ -23,7 +23,9 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from riido_pg.resources import sql_text
+from psycopg import sql
+
+from riido_pg.resources import sql_template, sql_text
 from riido_pg.server.connect import Conn
 from riido_pg.server.settle import releasing
 from riido_pg.splitting import SPLITTER_VERSION
@@ -32,6 +34,7 @@ __all__ = [
     "collect_garbage",
     "copy_texts",
     "key_of",
+    "key_prefix",
     "stored_digest",
     "text_key",
     "text_keyer",
@@ -42,12 +45,18 @@ __all__ = [
 _LOCK = (0x52494947, 0)  # "RIIG": the texts lock, apart from the snapshot locks ("RIID")
 
 
-def text_keyer(text_config: str) -> hashlib._Hash:
-    """The hash state every text key of ``text_config`` starts from (copy, then update
-    with the text's UTF-8): sql/ and the migrations compute the same bytes."""
-    return hashlib.sha256(
+def key_prefix(text_config: str) -> bytes:
+    """What every text key of ``text_config`` hashes before the text: the one
+    definition of the key (``sql/snapshot_digest.sql`` gets it as a parameter)."""
+    return (
         b"riido-pg/text\0" + str(SPLITTER_VERSION).encode() + b"\0" + text_config.encode() + b"\0"
     )
+
+
+def text_keyer(text_config: str) -> hashlib._Hash:
+    """The hash state every text key of ``text_config`` starts from (copy, then update
+    with the text's UTF-8)."""
+    return hashlib.sha256(key_prefix(text_config))
 
 
 def key_of(keyer: hashlib._Hash, text: str) -> bytes:
@@ -78,14 +87,15 @@ def texts_shared_xact(conn: Conn) -> None:
 
 
 def collect_garbage(conn: Conn) -> bool:
-    """Remove the pending texts no document references, and a killed load's numbered
-    documents, if no load is running (the texts lock is free); False when it had to
-    leave them for a later collection.
+    """Remove the segments no snapshot holds, then the pending texts no document
+    references, and a killed load's numbered documents, if no load is running (the
+    texts lock is free); False when it had to leave them for a later collection.
     Must run outside a transaction."""
     row = conn.execute("SELECT pg_try_advisory_lock(%s, %s)", _LOCK).fetchone()
     if not (row and row[0]):
         return False
     with releasing(conn, "SELECT pg_advisory_unlock(%s, %s)", _LOCK), conn.transaction():
+        conn.execute(sql_text("collect_segments"))
         conn.execute(sql_text("collect_texts"))
         # no load is running: what riido.load_stage holds is a killed load's
         conn.execute("DELETE FROM riido.load_stage")
@@ -93,9 +103,10 @@ def collect_garbage(conn: Conn) -> bool:
 
 
 def copy_texts(source: Conn, target: Conn, snapshot_id: str) -> None:
-    """Store on ``target`` the texts ``snapshot_id``'s documents reference on
-    ``source`` (those it lacks), in key order, inside target's transaction, holding
-    target's texts lock until that transaction ends (``snapshots move``)."""
+    """Store on ``target`` the texts the documents of ``snapshot_id``'s path of
+    segments reference on ``source`` (those it lacks), in key order, inside target's
+    transaction, holding target's texts lock until that transaction ends (``snapshots
+    move``)."""
     texts_shared_xact(target)
     target.execute(
         "CREATE TEMP TABLE IF NOT EXISTS riido_texts_copy (LIKE riido.texts) ON COMMIT DELETE ROWS"
@@ -104,7 +115,8 @@ def copy_texts(source: Conn, target: Conn, snapshot_id: str) -> None:
     out = (
         "COPY (SELECT t.key, t.body, t.tsv_raw, t.tsv_ident, t.len_raw, t.len_ident "
         "FROM riido.texts AS t WHERE t.key IN (SELECT d.text_key FROM riido.documents AS d "
-        "WHERE d.snapshot_id = %s) ORDER BY t.key) TO STDOUT"
+        "JOIN riido.snapshot_segments AS p ON p.segment_id = d.segment_id "
+        "WHERE p.snapshot_id = %s) ORDER BY t.key) TO STDOUT"
     )
     into = "COPY riido_texts_copy (key, body, tsv_raw, tsv_ident, len_raw, len_ident) FROM STDIN"
     with source.cursor().copy(out, (snapshot_id,)) as reader, target.cursor().copy(into) as w:
@@ -120,8 +132,10 @@ def stored_digest(conn: Conn, snapshot_id: str, text_config: str) -> tuple[str, 
     """A stored snapshot's content digest recomputed from its rows, and the number of
     its documents whose text is missing or does not hash to its key."""
     row = conn.execute(
-        sql_text("snapshot_digest"),
-        {"snapshot_id": snapshot_id, "splitter": str(SPLITTER_VERSION), "text_config": text_config},
+        sql.SQL(sql_template("snapshot_digest")).format(
+            held=sql.SQL(sql_template("snapshot_documents")), digest=sql.SQL(sql_template("digest"))
+        ),
+        {"snapshot_id": snapshot_id, "key_prefix": key_prefix(text_config)},
     ).fetchone()
     assert row is not None
     return str(row[0]), int(row[1])

@@ -21,7 +21,7 @@ import psycopg
 
 from riido_pg.server.connect import Conn
 from riido_pg.storage.indexing import Skips, index_texts
-from riido_pg.storage.snapshots import load_timeout_ms
+from riido_pg.storage.timeouts import load_timeout_ms
 
 __all__ = ["Workers", "connections", "worker_connection", "worker_connections"]
 

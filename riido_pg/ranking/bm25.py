@@ -1,0 +1,146 @@
+"""BM25 in SQL, written once: the statements every ranking and the evaluation run.
+
+``sql/scored.sql`` is the one per-column scoring fragment (README "Ranking"); this
+module composes it with :mod:`psycopg.sql` into ``sql/rank.sql`` (one column),
+``sql/rank_fused.sql`` and ``sql/rank_rrf.sql`` (both columns:
+:func:`two_columns`), ``sql/scores.sql``
+(given documents) and ``sql/eval_postings.sql`` (every weight, for the evaluation).
+A snapshot that removed documents from its path gets the fragment's removed-document
+filter; one that removed none gets none (and its df is the postings' length).
+
+Scores travel as integer *units* of 2^-40 (see ``sql/scored.sql``): :func:`score`
+turns them into the float a result shows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from psycopg import sql
+
+from riido_pg.resources import sql_template
+from riido_pg.server.plans import Query
+from riido_pg.storage.snapshots import Target
+
+__all__ = ["SCALE", "eval_postings", "ranked", "score", "scores", "two_columns"]
+
+#: A weight's unit: scores are sums of integer multiples of 2^-40.
+SCALE = float(1 << 40)
+
+_REMOVED = sql.SQL(
+    "removed AS MATERIALIZED (SELECT unnest(s.removed) AS doc_ord FROM riido.snapshots AS s "
+    "WHERE s.snapshot_id = %(snapshot_id)s),\n"
+)
+_NOT_REMOVED = sql.SQL("u.doc_ord NOT IN (SELECT r.doc_ord FROM removed AS r)")
+_KEPT_ALL = sql.SQL("cardinality(p.doc_ords)")
+_KEPT_SOME = sql.SQL(
+    "(SELECT count(*) FROM unnest(p.doc_ords) AS o(doc_ord) "
+    "WHERE o.doc_ord NOT IN (SELECT r.doc_ord FROM removed AS r))"
+)
+
+
+def score(units: int) -> float:
+    """The BM25 score that ``units`` (a sum of weights in units of 2^-40) stand for."""
+    return units / SCALE
+
+
+def _scored(target: Target, col: str, *, only: bool = False) -> sql.Composed:
+    """``sql/scored.sql`` for one column, its CTEs named ``terms_<col>``,
+    ``entries_<col>``, ``scored_<col>``; ``only`` restricts the sum to
+    ``%(doc_ords)s``."""
+    removed = target.removed > 0
+    conditions = ([_NOT_REMOVED] if removed else []) + (
+        [sql.SQL("u.doc_ord = ANY(%(doc_ords)s::int[])")] if only else []
+    )
+    keep = sql.SQL("WHERE ") + sql.SQL(" AND ").join(conditions) if conditions else sql.SQL("")
+    return sql.SQL(sql_template("scored")).format(
+        terms=sql.Identifier(f"terms_{col}"),
+        entries=sql.Identifier(f"entries_{col}"),
+        scored=sql.Identifier(f"scored_{col}"),
+        lexemes=sql.Placeholder(f"lexemes_{col}"),
+        length=sql.Placeholder(f"len_{col}"),
+        col=sql.Literal(col),
+        kept=_KEPT_SOME if removed else _KEPT_ALL,
+        keep=keep,
+    )
+
+
+def _removed(target: Target) -> sql.Composable:
+    return _REMOVED if target.removed > 0 else sql.SQL("")
+
+
+def _zeros(target: Target, matched: str, count: sql.Composable) -> sql.Composed:
+    keep = (
+        sql.SQL("AND d.doc_ord NOT IN (SELECT r.doc_ord FROM removed AS r)")
+        if target.removed > 0
+        else sql.SQL("")
+    )
+    return sql.SQL(sql_template("zeros")).format(
+        matched=sql.Identifier(matched), keep=keep, count=count
+    )
+
+
+#: How many zero-score documents a ranking of ``%(limit)s`` needs after ``named``.
+_ZERO_COUNT = sql.SQL(
+    "(SELECT CASE WHEN %(limit)s::int8 IS NULL THEN NULL "
+    "ELSE greatest(%(limit)s::int8 - count(*), 0) END FROM named)"
+)
+
+
+def ranked(target: Target, col: str, lexemes: Sequence[str], limit: int | None) -> Query:
+    """One column's ranking (``sql/rank.sql``): rows (doc_ord, doc_id, units)."""
+    statement = sql.SQL(sql_template("rank")).format(
+        removed=_removed(target),
+        scored=_scored(target, col),
+        scored_name=sql.Identifier(f"scored_{col}"),
+        zeros=_zeros(target, f"scored_{col}", _ZERO_COUNT),
+    )
+    return Query(statement, target.params(**{f"lexemes_{col}": list(lexemes), "limit": limit}))
+
+
+def two_columns(
+    target: Target,
+    name: str,
+    raw: Sequence[str],
+    ident: Sequence[str],
+    limit: int | None,
+    **params: object,
+) -> Query:
+    """A ranking over both columns: ``sql/<name>.sql`` (``rank_fused``,
+    ``rank_rrf``) composed with both columns' ``sql/scored.sql``; ``params`` are its
+    own parameters. Rows (doc_ord, doc_id, score, raw units, identifier units)."""
+    statement = sql.SQL(sql_template(name)).format(
+        removed=_removed(target),
+        scored_raw=_scored(target, "raw"),
+        scored_ident=_scored(target, "ident"),
+        raw_name=sql.Identifier("scored_raw"),
+        ident_name=sql.Identifier("scored_ident"),
+        zeros=_zeros(target, "matched", _ZERO_COUNT),
+    )
+    return Query(
+        statement,
+        target.params(lexemes_raw=list(raw), lexemes_ident=list(ident), limit=limit, **params),
+    )
+
+
+def scores(target: Target, col: str, lexemes: Sequence[str], ords: Sequence[int]) -> Query:
+    """One column's units for ``ords`` (``sql/scores.sql``): rows (doc_ord, units)."""
+    statement = sql.SQL(sql_template("scores")).format(
+        removed=_removed(target),
+        scored=_scored(target, col, only=True),
+        scored_name=sql.Identifier(f"scored_{col}"),
+    )
+    return Query(
+        statement, target.params(**{f"lexemes_{col}": list(lexemes), "doc_ords": list(ords)})
+    )
+
+
+def eval_postings(target: Target, col: str, lexemes: Sequence[str]) -> Query:
+    """Every weight of one column for ``lexemes`` (``sql/eval_postings.sql``): rows
+    (lexeme, doc_ords, units) in lexeme byte order."""
+    statement = sql.SQL(sql_template("eval_postings")).format(
+        removed=_removed(target),
+        scored=_scored(target, col),
+        entries_name=sql.Identifier(f"entries_{col}"),
+    )
+    return Query(statement, target.params(**{f"lexemes_{col}": list(lexemes)}), binary=True)

@@ -1,0 +1,228 @@
+"""How a policy turns its ranked lists into one ranking: each combiner owns that,
+for a stored snapshot (:meth:`Combiner.rank`, a plan of SQL statements) and inside
+the evaluation (:meth:`Combiner.first_target` and :meth:`Combiner.run_order`, over
+the evaluation's sparse scores), so both paths rank alike by construction.
+
+The lists are ``raw`` (BM25 over ``tsv_raw``), ``ident`` (BM25 over ``tsv_ident``),
+``hints`` (the caller's hint ids, in order) and ``model`` (a learned hint source's
+order). A combiner that ranks by a score of its own (a fusion) names it
+(:attr:`Combiner.score_name`); candidates carry it beside ``bm25_score``.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+from itertools import islice
+from typing import TYPE_CHECKING, Any
+
+from riido_pg.ranking import bm25
+from riido_pg.ranking.interleave import iter_interleave
+from riido_pg.ranking.terms import QueryTerms
+from riido_pg.server.plans import Plan
+from riido_pg.storage.snapshots import Target
+
+if TYPE_CHECKING:
+    from riido_pg.evaluation.scoring import Batch
+
+__all__ = [
+    "HINTS",
+    "IDENT",
+    "MODEL",
+    "RAW",
+    "Combiner",
+    "Fused",
+    "Interleave",
+    "RankInput",
+    "ReciprocalRank",
+    "Row",
+    "Single",
+]
+
+RAW = "raw"
+IDENT = "ident"
+HINTS = "hints"
+MODEL = "model"
+COLUMNS = (RAW, IDENT)
+
+
+@dataclass(frozen=True, slots=True)
+class RankInput:
+    """What a combiner ranks: a snapshot, the query's terms, the first ``limit``
+    (None: every document), and the hint lists a policy may draw on (doc_ords)."""
+
+    target: Target
+    terms: QueryTerms
+    limit: int | None
+    hints: Sequence[int] | None = None
+    model: Sequence[int] | None = None
+    #: The fused weight a caller gave (None: the combiner's own).
+    weight: float | None = None
+
+
+@dataclass(slots=True)
+class Row:
+    """One ranked document as a combiner knows it: its ord, and whatever it read on
+    the way (its id, its columns' score units, its own score)."""
+
+    doc_ord: int
+    doc_id: str | None = None
+    raw: int | None = None
+    ident: int | None = None
+    score: float | None = None
+
+
+class Combiner(ABC):
+    """Turns ranked lists into one ranking."""
+
+    #: The lists it draws on.
+    lists: tuple[str, ...]
+    #: The candidate key of the score it ranks by, when it has one of its own.
+    score_name: str | None = None
+
+    @abstractmethod
+    def rank(self, given: RankInput) -> Plan[list[Row]]:
+        """The ranking of a stored snapshot, or its first ``given.limit``."""
+
+    def derive(self, batch: Batch) -> None:  # noqa: B027 - most combiners derive nothing
+        """Inside the evaluation: compute, once per batch of questions, whatever
+        scores this combiner ranks by (``batch.derived``)."""
+
+    @abstractmethod
+    def first_target(self, batch: Batch, i: int, targets: set[int]) -> int:
+        """Inside the evaluation: the rank of question ``i``'s first target."""
+
+    @abstractmethod
+    def run_order(self, batch: Batch, i: int, depth: int) -> list[int]:
+        """Inside the evaluation: the first ``depth`` documents of question ``i``."""
+
+    def describe(self) -> dict[str, Any]:
+        """Its parameters, for a policy's description."""
+        return {}
+
+
+def _column(given: RankInput, col: str) -> Plan[list[Row]]:
+    result = yield bm25.ranked(given.target, col, given.terms.of(col), given.limit)
+    return [Row(int(o), str(i), **{col: int(u)}) for o, i, u in result.rows]
+
+
+class Single(Combiner):
+    """One list's ranking as it is."""
+
+    def __init__(self, column: str) -> None:
+        if column not in COLUMNS:
+            raise ValueError(f"a single list is a column ({', '.join(COLUMNS)}), not {column!r}")
+        self.lists = (column,)
+
+    def rank(self, given: RankInput) -> Plan[list[Row]]:
+        return (yield from _column(given, self.lists[0]))
+
+    def first_target(self, batch: Batch, i: int, targets: set[int]) -> int:
+        return batch.rank_of_first(self.lists[0], i)
+
+    def run_order(self, batch: Batch, i: int, depth: int) -> list[int]:
+        return batch.order(self.lists[0], i, depth)
+
+
+class Interleave(Combiner):
+    """Alternate two lists, the first one's document first, skipping documents
+    already placed (README "Ranking"): baseline-first when the first is ``raw``."""
+
+    def __init__(self, first: str, second: str) -> None:
+        self.lists = (first, second)
+
+    def rank(self, given: RankInput) -> Plan[list[Row]]:
+        found: dict[int, Row] = {}
+        orders: list[Sequence[int]] = []
+        for name in self.lists:
+            if name in COLUMNS:
+                rows = yield from _column(given, name)
+                for row in rows:
+                    known = found.setdefault(row.doc_ord, row)
+                    if known is not row:
+                        known.raw = known.raw if known.raw is not None else row.raw
+                        known.ident = known.ident if known.ident is not None else row.ident
+                orders.append([r.doc_ord for r in rows])
+            else:
+                orders.append(list((given.hints if name == HINTS else given.model) or ()))
+        merged = iter_interleave(orders[0], orders[1])
+        ords = list(merged if given.limit is None else islice(merged, given.limit))
+        return [found.get(o) or Row(o) for o in ords]
+
+    def first_target(self, batch: Batch, i: int, targets: set[int]) -> int:
+        from riido_pg.evaluation.metrics import first_target_rank
+
+        first, second = (batch.prefix(name, i) for name in self.lists)
+        return first_target_rank(iter_interleave(first, second), targets)
+
+    def run_order(self, batch: Batch, i: int, depth: int) -> list[int]:
+        first, second = (batch.order(name, i, depth) for name in self.lists)
+        return list(islice(iter_interleave(first, second), depth))
+
+
+class Fused(Combiner):
+    """One ranking by ``bm25 + w * identifier_bm25`` (``sql/rank_fused.sql``); a
+    document whose fused score is 0 ranks with the unmatched ones."""
+
+    lists = (RAW, IDENT)
+    score_name = "fused_score"
+
+    def __init__(self, weight: float) -> None:
+        self.weight = weight
+
+    def describe(self) -> dict[str, Any]:
+        return {"weight": self.weight}
+
+    def rank(self, given: RankInput) -> Plan[list[Row]]:
+        weight = self.weight if given.weight is None else given.weight
+        t = given.terms
+        result = yield bm25.two_columns(
+            given.target, "rank_fused", t.raw, t.ident, given.limit, w=weight
+        )
+        return [Row(int(o), str(i), int(r), int(d), float(s)) for o, i, s, r, d in result.rows]
+
+    def derive(self, batch: Batch) -> None:
+        weight = self.weight if batch.weight is None else batch.weight
+        raw, ident = (batch.scores[c] / bm25.SCALE for c in COLUMNS)
+        fused = (raw + weight * ident).tocsr()
+        fused.eliminate_zeros()  # a zero fused score ranks with the unmatched documents
+        batch.derive(self.score_name, fused)
+
+    def first_target(self, batch: Batch, i: int, targets: set[int]) -> int:
+        return batch.rank_of_first(self.score_name, i)
+
+    def run_order(self, batch: Batch, i: int, depth: int) -> list[int]:
+        return batch.order(self.score_name, i, depth)
+
+
+class ReciprocalRank(Combiner):
+    """Reciprocal rank fusion of the two columns (``sql/rank_rrf.sql``): a document
+    scores 1 / (k + its rank) in each column that matches it, summed; documents
+    neither column matches follow with score 0, in id order."""
+
+    lists = (RAW, IDENT)
+    score_name = "rrf_score"
+
+    def __init__(self, k: float) -> None:
+        self.k = k
+
+    def describe(self) -> dict[str, Any]:
+        return {"k": self.k}
+
+    def rank(self, given: RankInput) -> Plan[list[Row]]:
+        t = given.terms
+        result = yield bm25.two_columns(
+            given.target, "rank_rrf", t.raw, t.ident, given.limit, k=self.k
+        )
+        return [Row(int(o), str(i), int(r), int(d), float(s)) for o, i, s, r, d in result.rows]
+
+    def derive(self, batch: Batch) -> None:
+        raw, ident = (batch.reciprocal_ranks(c, self.k) for c in COLUMNS)
+        batch.derive(self.score_name, (raw + ident).tocsr())
+
+    def first_target(self, batch: Batch, i: int, targets: set[int]) -> int:
+        return batch.rank_of_first(self.score_name, i)
+
+    def run_order(self, batch: Batch, i: int, depth: int) -> list[int]:
+        return batch.order(self.score_name, i, depth)

@@ -1,0 +1,47 @@
+-- base_diff.sql: the difference between a load's staged documents (riido_stage:
+-- doc_id, key) and the documents of its base snapshot %(base)s.
+--
+-- A document is the same when its id holds the same text (key). The base's
+-- documents the load does not hold are removed from the new snapshot's path (their
+-- ords returned, with their summed lengths, so the new snapshot's N and avgdl follow
+-- without reading the documents it keeps); the staged documents the base does not
+-- hold are written into riido_added, to become the new snapshot's own segment.
+-- Both sides are hash-joined once: the cost grows with the snapshot, not with the
+-- other snapshots stored.
+-- Parameters: %(base)s.
+-- Returns: (added, gone, gone doc_ords int[] ascending, gone len_raw, gone len_ident).
+WITH base AS MATERIALIZED (
+    SELECT d.doc_ord, d.doc_id, d.text_key
+    FROM riido.snapshot_segments AS p
+    JOIN riido.documents AS d ON d.segment_id = p.segment_id
+    WHERE p.snapshot_id = %(base)s
+      AND d.doc_ord NOT IN (
+          SELECT unnest(s.removed) FROM riido.snapshots AS s WHERE s.snapshot_id = %(base)s
+      )
+),
+gone AS MATERIALIZED (
+    SELECT b.doc_ord, b.text_key
+    FROM base AS b
+    WHERE NOT EXISTS (
+        SELECT 1 FROM riido_stage AS s WHERE s.doc_id = b.doc_id AND s.key = b.text_key
+    )
+),
+added AS (
+    INSERT INTO riido_added (doc_id, key)
+    SELECT s.doc_id, s.key
+    FROM riido_stage AS s
+    WHERE NOT EXISTS (SELECT 1 FROM base AS b WHERE b.doc_id = s.doc_id AND b.text_key = s.key)
+    RETURNING 1
+),
+lengths AS (
+    SELECT coalesce(sum(t.len_raw), 0)::int8 AS len_raw,
+           coalesce(sum(t.len_ident), 0)::int8 AS len_ident
+    FROM gone AS g
+    JOIN riido.texts AS t ON t.key = g.text_key
+)
+SELECT (SELECT count(*) FROM added),
+       (SELECT count(*) FROM gone),
+       (SELECT coalesce(array_agg(g.doc_ord ORDER BY g.doc_ord), '{}'::int[]) FROM gone AS g),
+       l.len_raw,
+       l.len_ident
+FROM lengths AS l

@@ -1,0 +1,46 @@
+-- scored.sql: one column's BM25 scores of the documents of a snapshot that match the
+-- query, as {scored} (doc_ord, units), and each term's weight as {entries} (lexeme,
+-- doc_ord, units): the fragment every ranking and the evaluation compose
+-- (riido_pg.ranking.bm25). Placeholders filled there: {terms}, {entries}, {scored}
+-- (CTE names), {lexemes}, {length} (parameters of this column: the query's distinct
+-- lexemes, the snapshot's summed document length), {col} ('raw' | 'ident'), {kept}
+-- (how many documents of a postings row the snapshot holds) and {keep} (a WHERE clause on u.doc_ord: the
+-- documents the snapshot removed from its path left out, and, for scores.sql, only
+-- the documents asked for; empty when neither applies).
+-- Parameters: %(segments)s (the snapshot's path, uuid[]), %(n)s (its documents),
+-- %(k1)s, %(b)s.
+--
+-- BM25, Lucene form (README "Ranking"), everything per snapshot and column:
+--   idf(t)   = ln(1 + (N - df + 0.5) / (df + 0.5))
+--   w(t, d)  = idf(t) * tf / (tf + k1 * (1 - b + b * dl / avgdl)),  avgdl = len / N
+--   score(d) = sum over the distinct query lexemes t in d of w(t, d)
+-- tf and dl are stored in the postings (the positions PostgreSQL keeps); N, len and
+-- df are the snapshot's, so a segment's postings serve every snapshot holding it.
+-- Each w is counted in units of 2^-40 (rounded to the nearest) and the units are
+-- summed as integers: a document's score is the same exact number whatever order a
+-- plan adds its terms in, on every path (rank, fused, scores, the evaluation).
+{terms} AS MATERIALIZED (
+    SELECT y.lexeme, y.doc_ords, y.tfs, y.dls,
+           ln(1 + (%(n)s::float8 - y.df + 0.5) / (y.df + 0.5)) AS idf,
+           {length}::float8 / %(n)s::float8 AS avgdl
+    FROM (
+        SELECT p.lexeme, p.doc_ords, p.tfs, p.dls,
+               (sum({kept}) OVER (PARTITION BY p.lexeme))::float8 AS df
+        FROM unnest({lexemes}::text[]) AS q(lexeme)
+        JOIN riido.postings AS p
+          ON p.segment_id = ANY(%(segments)s::uuid[])
+         AND p.col = {col}
+         AND p.lexeme = q.lexeme
+    ) AS y
+),
+{entries} AS (
+    SELECT t.lexeme, u.doc_ord,
+           (t.idf * u.tf / (u.tf + %(k1)s::float8 * (1 - %(b)s::float8
+            + %(b)s::float8 * u.dl / t.avgdl)) * 1099511627776::float8)::int8 AS units
+    FROM {terms} AS t
+    CROSS JOIN LATERAL unnest(t.doc_ords, t.tfs, t.dls) AS u(doc_ord, tf, dl)
+    {keep}
+),
+{scored} AS MATERIALIZED (
+    SELECT e.doc_ord, sum(e.units)::int8 AS units FROM {entries} AS e GROUP BY e.doc_ord
+)

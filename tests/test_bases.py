@@ -1,0 +1,267 @@
+"""Snapshots on a base (README "Snapshots on a base"): a snapshot stored as its base's
+path of segments plus its own difference ranks exactly as a fresh load of the same
+documents, on every policy, for any sequence of edits; dropping snapshots in any
+order keeps what the others need and leaves no unreferenced row."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+import uuid
+from typing import Any
+
+import psycopg
+import pytest
+from conftest import Database
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from riido_pg import Document, drop_snapshot, get_snapshot, load_snapshot, rank_snapshot
+from riido_pg.errors import InvalidInput, SnapshotNotFound
+from riido_pg.ranking import policies
+
+WORDS = (
+    "read write config file parse json http server client get set value key load save "
+    "ReadConfig write_file HTTPServer parseJson getValue"
+).split()
+QUERIES = ["read config", "http server json", "getValue key", "zzz"]
+POLICIES = [p for p in policies() if not p.needs_model]
+
+
+def _text(rng: random.Random) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, 9)))
+
+
+Edit = tuple[str, int, int]  # (kind, which, seed)
+EDITS = st.lists(
+    st.tuples(
+        st.sampled_from(["add", "change", "remove", "rename", "same", "clear"]),
+        st.integers(0, 1_000),
+        st.integers(0, 1_000),
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+def _apply(docs: dict[str, str], edit: Edit, step: int) -> dict[str, str]:
+    kind, which, seed = edit
+    rng = random.Random(seed)
+    out = dict(docs)
+    ids = sorted(out)
+    if kind == "add" or not ids:
+        out[f"n{step}-{which}"] = _text(rng)
+    elif kind == "change":
+        out[ids[which % len(ids)]] = _text(rng)
+    elif kind == "remove" and len(ids) > 1:
+        del out[ids[which % len(ids)]]
+    elif kind == "rename":
+        old = ids[which % len(ids)]
+        out[f"r{step}-{old}"] = out.pop(old)
+    elif kind == "clear":  # every document replaced
+        out = {f"c{step}-{i}": _text(rng) for i in range(rng.randint(1, 6))}
+    return out
+
+
+def _ranking(conn: Any, snapshot: str, query: str, policy: Any, limit: int | None) -> Any:
+    hints = None
+    if policy.needs_hints:
+        ids = sorted(d.doc_id for d in _held(conn, snapshot))
+        hints = ids[::-2]
+    ranking = rank_snapshot(conn, snapshot, query, policy=policy.name, limit=limit, hints=hints)
+    return ranking.policy, [c.to_dict() for c in ranking.candidates]
+
+
+class _Held:
+    def __init__(self, doc_id: str) -> None:
+        self.doc_id = doc_id
+
+
+def _held(conn: Any, snapshot: str) -> list[_Held]:
+    rows = conn.execute(
+        "SELECT d.doc_id FROM riido.snapshot_segments AS p "
+        "JOIN riido.documents AS d ON d.segment_id = p.segment_id "
+        "JOIN riido.snapshots AS s ON s.snapshot_id = p.snapshot_id "
+        "WHERE p.snapshot_id = %s AND NOT d.doc_ord = ANY(s.removed)",
+        (snapshot,),
+    ).fetchall()
+    return [_Held(str(r[0])) for r in rows]
+
+
+def _unreferenced(conn: Any) -> dict[str, int]:
+    """Rows nothing needs: segments no path holds, texts no document references,
+    documents and postings of segments that are gone, pending rows."""
+    one = lambda q: int(conn.execute(q).fetchone()[0])  # noqa: E731
+    return {
+        "segments": one(
+            "SELECT count(*) FROM riido.segments AS g WHERE NOT EXISTS "
+            "(SELECT 1 FROM riido.snapshot_segments AS p WHERE p.segment_id = g.segment_id)"
+        ),
+        "texts": one(
+            "SELECT count(*) FROM riido.texts AS t WHERE NOT EXISTS "
+            "(SELECT 1 FROM riido.documents AS d WHERE d.text_key = t.key)"
+        ),
+        "pending": one("SELECT count(*) FROM riido.text_pending"),
+        "stage": one("SELECT count(*) FROM riido.load_stage"),
+    }
+
+
+@settings(
+    max_examples=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    start=st.integers(1, 8), seed=st.integers(0, 10_000), edits=EDITS, jobs=st.sampled_from([1, 2])
+)
+def test_a_snapshot_on_a_base_ranks_as_a_fresh_load(
+    db: Database, start: int, seed: int, edits: list[Edit], jobs: int
+) -> None:
+    rng = random.Random(seed)
+    tag = uuid.uuid4().hex[:8]
+    docs = {f"d{i:02d}": _text(rng) for i in range(start)}
+    names: list[str] = []
+    with db.connect() as conn:
+        prev = f"{tag}-0"
+        load_snapshot(conn, prev, [Document(k, v) for k, v in docs.items()], fresh=True)
+        names.append(prev)
+        for step, edit in enumerate(edits, start=1):
+            docs = _apply(docs, edit, step)
+            on_base, fresh = f"{tag}-{step}", f"{tag}-{step}-fresh"
+            given_docs = [Document(k, v) for k, v in docs.items()]
+            result = load_snapshot(conn, on_base, given_docs, base=prev, jobs=jobs)
+            assert result.base == prev and result.documents == len(docs)
+            load_snapshot(conn, fresh, given_docs, fresh=True)
+            names += [on_base, fresh]
+            stored = get_snapshot(conn, on_base)
+            assert stored.base == prev and len(stored.segments) >= 1
+            assert stored.documents == get_snapshot(conn, fresh).documents
+            assert (stored.len_raw, stored.len_ident) == (
+                get_snapshot(conn, fresh).len_raw,
+                get_snapshot(conn, fresh).len_ident,
+            )
+            for policy in POLICIES:
+                for query in QUERIES:
+                    for limit in (None, 2):
+                        assert _ranking(conn, on_base, query, policy, limit) == _ranking(
+                            conn, fresh, query, policy, limit
+                        ), (policy.name, query, limit, edits[:step])
+            prev = on_base
+        # drop in a random order: every other snapshot still ranks, nothing is left
+        order = names[:]
+        rng.shuffle(order)
+        for i, name in enumerate(order):
+            drop_snapshot(conn, name)
+            for other in order[i + 1 :]:
+                assert rank_snapshot(conn, other, "read config").candidates
+        assert _unreferenced(conn) == {"segments": 0, "texts": 0, "pending": 0, "stage": 0}
+
+
+def test_the_automatic_base_is_the_snapshot_sharing_most(db: Database) -> None:
+    docs = {f"f{i:04d}": f"def fn_{i}(x): return read config {i}" for i in range(400)}
+    with db.connect() as conn:
+        load_snapshot(conn, "auto@1", [Document(k, v) for k, v in docs.items()])
+        unrelated = [Document(f"u{i}", f"unrelated text {i}") for i in range(50)]
+        load_snapshot(conn, "other", unrelated)
+        docs["f0003"] = "def fn_3(x): return write config"
+        docs["f9999"] = "def fn_new(): pass"
+        del docs["f0010"]
+        result = load_snapshot(conn, "auto@2", [Document(k, v) for k, v in docs.items()])
+        assert (result.base, result.added, result.removed) == ("auto@1", 2, 2)
+        snap = get_snapshot(conn, "auto@2")
+        assert (
+            len(snap.segments) == 2 and snap.segments[0] == get_snapshot(conn, "auto@1").segments[0]
+        )
+        # past the bound (a quarter of the documents removed), the load is fresh
+        shrunk = {k: v for k, v in docs.items() if int(k[1:]) % 2}
+        result = load_snapshot(conn, "auto@3", [Document(k, v) for k, v in shrunk.items()])
+        assert (result.base, result.added) == (None, len(shrunk))
+        assert len(get_snapshot(conn, "auto@3").segments) == 1
+
+
+def test_bad_bases_are_one_clear_error_and_store_nothing(db: Database) -> None:
+    with db.connect() as conn:
+        load_snapshot(conn, "b-ok", [Document("a", "read config")])
+        load_snapshot(conn, "b-simple", [Document("a", "read config")], text_config="simple")
+        conn.execute(
+            "INSERT INTO riido.snapshots (snapshot_id, text_config, state, document_count, "
+            "content_digest, k1, b) VALUES ('b-loading', 'english', 'loading', 0, '', 1.2, 0.75)"
+        )
+        docs = [Document("a", "read config"), Document("b", "write")]
+        with pytest.raises(SnapshotNotFound, match="no snapshot 'nope'"):
+            load_snapshot(conn, "b-new", docs, base="nope")
+        with pytest.raises(InvalidInput, match="'b-loading' is not ready"):
+            load_snapshot(conn, "b-new", docs, base="b-loading")
+        with pytest.raises(InvalidInput, match="text configuration 'simple'"):
+            load_snapshot(conn, "b-new", docs, base="b-simple")
+        with pytest.raises(InvalidInput, match="either on a base or fresh"):
+            load_snapshot(conn, "b-new", docs, base="b-ok", fresh=True)
+        with pytest.raises(SnapshotNotFound):
+            get_snapshot(conn, "b-new")
+
+
+def test_a_base_dropped_while_a_dependent_loads_stays_until_the_load_ends(
+    db: Database,
+) -> None:
+    """The dependent load computed its difference against the base; the base is then
+    dropped before the load publishes: the load completes on the segments it
+    chose, and they go only when the dependent goes."""
+    docs = [Document(f"k{i}", f"read config value {i}") for i in range(200)]
+    with db.connect() as conn:
+        load_snapshot(conn, "gone-base", docs)
+        expected = [
+            c.to_dict() for c in rank_snapshot(conn, "gone-base", "read config value 7").candidates
+        ]
+    changed = [*docs[:-1], Document("k-new", "read config value 7 and more")]
+    with db.connect() as holder, db.connect() as loader, db.connect() as dropper:
+        holder.execute("BEGIN")
+        holder.execute("LOCK TABLE riido.postings IN ACCESS EXCLUSIVE MODE")
+        done: list[Any] = []
+        worker = threading.Thread(
+            target=lambda: done.append(load_snapshot(loader, "dependent", changed)), daemon=True
+        )
+        worker.start()
+        for _ in range(500):
+            row = dropper.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE pid = %s AND wait_event_type = 'Lock'",
+                (loader.info.backend_pid,),
+            ).fetchone()
+            if row and row[0]:
+                break
+            time.sleep(0.02)
+        drop_snapshot(dropper, "gone-base")  # the collector cannot run: a load holds texts
+        holder.execute("COMMIT")
+        worker.join(60)
+        assert done and done[0].base == "gone-base"
+        got = rank_snapshot(dropper, "dependent", "read config value 7")
+        assert got.candidates[0].id == "k-new"
+        drop_snapshot(dropper, "dependent")
+        assert _unreferenced(dropper) == {"segments": 0, "texts": 0, "pending": 0, "stage": 0}
+    assert expected  # the base ranked before it went
+
+
+def test_migration_0009_down_and_up_with_data(db: Database) -> None:
+    from riido_pg.server import migrate
+
+    with db.connect() as conn:
+        base = [Document(f"m{i}", f"read config {i}") for i in range(30)]
+        load_snapshot(conn, "mig-a", base)
+        load_snapshot(conn, "mig-b", [*base[:-1], Document("m-new", "write config")], base="mig-a")
+        before = {
+            s: [c.to_dict() for c in rank_snapshot(conn, s, "read config 3").candidates]
+            for s in ("mig-a", "mig-b")
+        }
+    migrate.downgrade(db.dsn, "0008")
+    with psycopg.connect(db.dsn) as conn:
+        assert conn.execute(
+            "SELECT count(*) FROM riido.documents WHERE snapshot_id IN ('mig-a', 'mig-b')"
+        ).fetchone() == (60,)
+    migrate.upgrade(db.dsn)
+    with db.connect() as conn:
+        after = {
+            s: [c.to_dict() for c in rank_snapshot(conn, s, "read config 3").candidates]
+            for s in ("mig-a", "mig-b")
+        }
+        assert after == before
+        assert get_snapshot(conn, "mig-b").base is None  # each snapshot its own segment again
