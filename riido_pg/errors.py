@@ -31,6 +31,7 @@ __all__ = [
     "SnapshotExists",
     "SnapshotLoading",
     "SnapshotNotFound",
+    "TransactionFailed",
 ]
 
 
@@ -120,3 +121,7 @@ class ShardInUse(InvalidInput):
 
 class ShardUnavailable(DatabaseUnavailable):
     """A shard cannot be reached (down, wrong address or credentials)."""
+
+
+class TransactionFailed(InvalidInput):
+    """The caller's connection is in a failed transaction (roll it back first)."""

@@ -16,7 +16,10 @@ zeros AS (
         FROM riido.documents AS d
         WHERE d.segment_id = g.segment_id
           {keep}
-          AND NOT EXISTS (SELECT 1 FROM {matched} AS m WHERE m.doc_ord = d.doc_ord)
+          -- a hashed subplan, built once: the planner cannot tell how many documents
+          -- matched (it takes a CTE of unnested arrays for a few rows), and an
+          -- anti-join it plans on that guess rescans the matches for every document
+          AND d.doc_ord NOT IN (SELECT m.doc_ord FROM {matched} AS m)
         ORDER BY d.doc_id
         LIMIT {count}
     ) AS z

@@ -77,7 +77,10 @@ def _wait_writing(db: Database, snapshot: str) -> None:
 def _documents(db: Database, snapshot: str) -> int:
     with db.connect() as conn:
         row = conn.execute(
-            "SELECT count(*) FROM riido.documents WHERE snapshot_id = %s", (snapshot,)
+            "SELECT count(*) FROM riido.snapshot_segments AS p "
+            "JOIN riido.documents AS d ON d.segment_id = p.segment_id "
+            "WHERE p.snapshot_id = %s",
+            (snapshot,),
         ).fetchone()
     assert row is not None
     return int(row[0])

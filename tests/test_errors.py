@@ -51,8 +51,12 @@ def test_lock_timeout_is_query_timeout(db: Database) -> None:
         conn.execute("SET lock_timeout = 200")
         with pytest.raises(QueryTimeout, match="lock"):
             rank_snapshot(conn, "err", "read")
+    with table_locked(db, "snapshots"), db.connect() as conn:
+        conn.execute("SET lock_timeout = 200")
         with pytest.raises(QueryTimeout, match="lock"):
             drop_snapshot(conn, "err")
+    with db.connect() as conn:  # nothing was dropped
+        assert rank_snapshot(conn, "err", "read", limit=1).candidates
 
 
 @pytest.fixture

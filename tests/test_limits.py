@@ -36,8 +36,10 @@ def test_tf_is_capped_at_255_positions(conn: Any) -> None:
     assert (a, b, c) == ("a", "b", "c")
     assert sa == sb > 0 and sc == 0.0
     row = conn.execute(
-        "SELECT t.len_raw FROM riido.documents AS d JOIN riido.texts AS t ON t.key = d.text_key "
-        "WHERE d.snapshot_id = 'cap' ORDER BY d.doc_ord"
+        "SELECT t.len_raw FROM riido.snapshot_segments AS p "
+        "JOIN riido.documents AS d ON d.segment_id = p.segment_id "
+        "JOIN riido.texts AS t ON t.key = d.text_key "
+        "WHERE p.snapshot_id = 'cap' ORDER BY d.doc_ord"
     ).fetchall()
     assert [r[0] for r in row] == [255, 255, 1]
 
@@ -46,9 +48,10 @@ def test_repeats_past_position_16383_count_once(conn: Any) -> None:
     filler = " ".join(f"w{i}" for i in range(16_400))
     load_snapshot(conn, "far", [Document("far", filler + " zz zz zz zz"), Document("x", "y")])
     tf = conn.execute(
-        "SELECT cardinality(u.positions) FROM riido.documents AS d "
+        "SELECT cardinality(u.positions) FROM riido.snapshot_segments AS p "
+        "JOIN riido.documents AS d ON d.segment_id = p.segment_id "
         "JOIN riido.texts AS t ON t.key = d.text_key, unnest(t.tsv_raw) AS u "
-        "WHERE d.snapshot_id = 'far' AND d.doc_id = 'far' AND u.lexeme = 'zz'"
+        "WHERE p.snapshot_id = 'far' AND d.doc_id = 'far' AND u.lexeme = 'zz'"
     ).fetchone()
     assert tf == (1,)
 

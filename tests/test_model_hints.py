@@ -38,7 +38,8 @@ def snapshot(db: Database) -> None:
 def test_embeddings_are_stored_one_per_document(conn: Any) -> None:
     rows = conn.execute(
         "SELECT count(*), min(octet_length(vec)), max(octet_length(vec)) "
-        "FROM riido.embeddings WHERE snapshot_id = 'mh' AND model = %s",
+        "FROM riido.embeddings AS e JOIN riido.snapshot_segments AS p "
+        "ON p.segment_id = e.segment_id WHERE p.snapshot_id = 'mh' AND e.model = %s",
         (MODEL,),
     ).fetchone()
     assert rows == (200, 256 * 4, 256 * 4)

@@ -15,8 +15,9 @@ import pytest
 from conftest import Database
 from corpus import generated_corpus
 
-from riido_pg import Document, load_snapshot, rank_snapshot
+from riido_pg import Document, get_snapshot, load_snapshot, rank_snapshot
 from riido_pg.evaluation import evaluate, store_corpus
+from riido_pg.ranking import bm25
 from riido_pg.resources import sql_text
 
 BIG = 20_000
@@ -56,8 +57,10 @@ def _check(conn: Any, snapshot_id: str) -> str:
         "+ (SELECT count(*) FROM riido.targets WHERE snapshot_id = %(s)s)",
         {"s": snapshot_id},
     ).fetchone()[0]
+    segments = list(get_snapshot(conn, snapshot_id).segments)
     for name in ("eval_questions", "eval_targets"):
-        removed = removed_rows(conn, sql_text(name), {"snapshot_id": snapshot_id})
+        params = {"snapshot_id": snapshot_id, "segments": segments}
+        removed = removed_rows(conn, sql_text(name), params)
         assert removed <= n, (name, removed, n)
     return evaluate(conn, snapshot_id).to_json()
 
@@ -79,9 +82,6 @@ def test_query_plans_hold_before_and_after_statistics(db: Database, corpus: str)
             conn.execute(f"ANALYZE riido.{table}")
         assert rank_snapshot(conn, corpus, "read config value", limit=10) == before
         lexemes = ["config", "read", "valu"]
-        removed = removed_rows(
-            conn,
-            sql_text("rank"),
-            {"snapshot_id": corpus, "col": "raw", "lexemes": lexemes, "n": 303, "limit": 10},
-        )
+        query = bm25.ranked(get_snapshot(conn, corpus).target, "raw", lexemes, 10)
+        removed = removed_rows(conn, query.statement.as_string(conn), query.params)
         assert removed <= 303, removed

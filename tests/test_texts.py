@@ -18,6 +18,7 @@ from conftest import Database, create_database, drop_database
 from corpus import WORDS, small, stdlib_functions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from psycopg import sql
 
 from riido_pg import Document, load_snapshot, rank_snapshot
 from riido_pg.evaluation.corpora import corpus_info, store_corpus
@@ -63,7 +64,7 @@ def _rankings(conn: Any, snapshot: str, docs: list[Document], queries: list[str]
             )
             assert ranking.total == len(docs)
             out[(policy.name, q)] = [
-                (c.id, c.rank, c.bm25_score, c.identifier_bm25_score, c.fused_score)
+                (c.id, c.rank, c.bm25_score, c.identifier_bm25_score, c.score)
                 for c in ranking.candidates
             ]
     return out
@@ -73,26 +74,57 @@ def _rows(conn: Any, query: str, snapshot: str) -> list[tuple[Any, ...]]:
     return [tuple(r) for r in conn.execute(query, (snapshot,))]
 
 
+#: The documents a snapshot holds: its path's, less those it removed.
+HELD = (
+    "held AS (SELECT d.doc_ord, d.doc_id, d.text_key FROM riido.snapshot_segments AS p "
+    "JOIN riido.documents AS d ON d.segment_id = p.segment_id "
+    "JOIN riido.snapshots AS s ON s.snapshot_id = p.snapshot_id "
+    "WHERE p.snapshot_id = %(s)s AND NOT d.doc_ord = ANY(s.removed))"
+)
+
+
 def _postings(conn: Any, snapshot: str) -> list[tuple[Any, ...]]:
-    """The snapshot's postings rows, its id aside, each lexeme's (doc_ord, tfn) pairs
-    in doc_ord order (the arrays' own order follows the plan that built them; ranking
-    reads them as a set: README "How it works")."""
-    return _rows(
-        conn,
-        "SELECT col, lexeme, df, idf, "
-        "array(SELECT u.o FROM unnest(doc_ords, tfn) AS u(o, f) ORDER BY u.o), "
-        "array(SELECT u.f FROM unnest(doc_ords, tfn) AS u(o, f) ORDER BY u.o) "
-        "FROM riido.postings WHERE snapshot_id = %s ORDER BY col, lexeme",
-        snapshot,
-    )
+    """The postings a snapshot ranks over, whatever segments hold them: per column
+    and lexeme, its documents' ids, term frequencies and lengths, in id order."""
+    return [
+        tuple(r)
+        for r in conn.execute(
+            sql.SQL(
+                "WITH {} SELECT x.col, x.lexeme, array_agg(h.doc_id ORDER BY h.doc_id), "
+                "array_agg(x.tf ORDER BY h.doc_id), array_agg(x.dl ORDER BY h.doc_id) "
+                "FROM (SELECT p.col, p.lexeme, u.o, u.tf, u.dl FROM riido.postings AS p "
+                "JOIN riido.snapshot_segments AS g ON g.segment_id = p.segment_id "
+                "CROSS JOIN LATERAL unnest(p.doc_ords, p.tfs, p.dls) AS u(o, tf, dl) "
+                "WHERE g.snapshot_id = %(s)s) AS x JOIN held AS h ON h.doc_ord = x.o "
+                "GROUP BY x.col, x.lexeme ORDER BY x.col, x.lexeme"
+            ).format(sql.SQL(HELD)),
+            {"s": snapshot},
+        )
+    ]
 
 
 def _documents(conn: Any, snapshot: str) -> list[tuple[Any, ...]]:
-    return _rows(
-        conn,
-        "SELECT doc_ord, doc_id, text_key FROM riido.documents WHERE snapshot_id = %s "
-        "ORDER BY doc_ord",
-        snapshot,
+    """The (id, text key) of every document the snapshot holds, in id order."""
+    return [
+        tuple(r)
+        for r in conn.execute(
+            sql.SQL("WITH {} SELECT doc_id, text_key FROM held ORDER BY doc_id").format(
+                sql.SQL(HELD)
+            ),
+            {"s": snapshot},
+        )
+    ]
+
+
+def _needed(conn: Any) -> int:
+    """The texts some snapshot still needs: those of the documents of every segment a
+    snapshot's path holds (a base's removed documents included)."""
+    return int(
+        _one(
+            conn,
+            "SELECT count(DISTINCT d.text_key) FROM riido.documents AS d WHERE EXISTS "
+            "(SELECT 1 FROM riido.snapshot_segments AS p WHERE p.segment_id = d.segment_id)",
+        )
     )
 
 
@@ -155,7 +187,7 @@ def test_reuse_ranks_like_a_fresh_load(
         load_snapshot(conn, "a", a, jobs=2)
         a_ranked = _rankings(conn, "a", a, QUERIES)
         stamps = dict(conn.execute("SELECT key, xmin::text FROM riido.texts").fetchall())
-        load_snapshot(conn, "b", b, jobs=2)
+        assert load_snapshot(conn, "b", b, jobs=2).base == "a"  # on a base: its difference
         assert _texts(conn) == (len({d.text for d in a} | {d.text for d in b}), 0, 0)
         # the shared texts were not written again
         after = dict(conn.execute("SELECT key, xmin::text FROM riido.texts").fetchall())
@@ -165,14 +197,16 @@ def test_reuse_ranks_like_a_fresh_load(
         assert _postings(conn, "b") == fresh_postings
         assert _documents(conn, "b") == fresh_documents
 
-        # dropping one of the two sharing snapshots leaves the other as it was
+        # dropping one of the two sharing snapshots leaves the other as it was; b's
+        # path still holds a's segment, so every text of it stays
         drop_snapshot(conn, "a")
         assert _rankings(conn, "b", b, QUERIES) == fresh
-        assert _texts(conn) == (len({d.text for d in b}), 0, 0)
-        load_snapshot(conn, "a", a, jobs=1)
+        assert _texts(conn) == (_needed(conn), 0, 0)
+        assert _needed(conn) == len({d.text for d in a} | {d.text for d in b})
+        assert load_snapshot(conn, "a", a, jobs=1).base == "b"
         drop_snapshot(conn, "b")
         assert _rankings(conn, "a", a, QUERIES) == a_ranked
-        assert _texts(conn) == (len({d.text for d in a}), 0, 0)
+        assert _texts(conn) == (_needed(conn), 0, 0)
         drop_snapshot(conn, "a")
         assert _texts(conn) == (0, 0, 0)
 
@@ -196,9 +230,10 @@ def test_replace_keeps_shared_texts_and_collects_the_rest(
             # r-a becomes B, then A again: every text is still someone's
             assert load_snapshot(conn, "r-a", b, replace=True, jobs=jobs).action == "replaced"
             assert _rankings(conn, "r-a", b, QUERIES) == expected
-            assert _texts(conn) == (len({d.text for d in b}), 0, 0)
+            assert _texts(conn) == (_needed(conn), 0, 0)
             load_snapshot(conn, "r-a", a, replace=True, jobs=jobs)
-        assert _texts(conn) == (len({d.text for d in a} | {d.text for d in b}), 0, 0)
+            assert _texts(conn) == (_needed(conn), 0, 0)
+        assert _needed(conn) <= len({d.text for d in a} | {d.text for d in b})
         assert _rankings(conn, "r-b", b, QUERIES) == expected
         drop_snapshot(conn, "r-a")
         drop_snapshot(conn, "r-b")

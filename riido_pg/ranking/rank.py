@@ -38,6 +38,7 @@ __all__ = [
     "Candidate",
     "RankOptions",
     "Ranking",
+    "documents_ranking_plan",
     "rank_documents",
     "rank_snapshot",
     "ranking_plan",
@@ -246,10 +247,18 @@ def rank_documents(
 
     opts = RankOptions.check(request.query, policy, limit, hints, fused_weight, model)
     with scratch_snapshot(conn, request.documents, text_config) as snap:
-        if model is not None:
-            from riido_pg.ranking.model_hints import model_named
-            from riido_pg.storage.embeddings import store_vectors
-
-            store_vectors(conn, snap.snapshot_id, model_named(model))
-        ranking = run(conn, ranking_plan(snap, request.query, opts))
+        ranking = run(conn, documents_ranking_plan(snap, request, opts))
     return dataclasses.replace(ranking, snapshot_id=request.snapshot_id)
+
+
+def documents_ranking_plan(
+    snap: Snapshot, request: HintsRequest, opts: RankOptions
+) -> Plan[Ranking]:
+    """Rank the request's query in the scratch snapshot of its documents (embedding
+    them first under the policy's model, if it has one)."""
+    if opts.model is not None:
+        from riido_pg.ranking.model_hints import model_named
+        from riido_pg.storage.scratch import embed_plan
+
+        yield from embed_plan(snap, request.documents, model_named(opts.model))
+    return (yield from ranking_plan(snap, request.query, opts))

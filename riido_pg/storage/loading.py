@@ -55,7 +55,7 @@ from riido_pg.storage.snapshots import (
     snapshot_lock,
 )
 from riido_pg.storage.staging import Progress, Request, Staged, request, stage
-from riido_pg.storage.texts import collect_garbage, texts_shared, texts_shared_xact
+from riido_pg.storage.texts import collect_garbage, texts_shared
 from riido_pg.storage.timeouts import load_session_timeout, load_timeout
 from riido_pg.storage.workers import Workers, connections
 
@@ -65,7 +65,6 @@ __all__ = [
     "Progress",
     "default_jobs",
     "load_snapshot",
-    "write_documents",
     "write_snapshot",
 ]
 
@@ -203,29 +202,6 @@ def _write_segment_parallel(
 
 
 # --- the load --------------------------------------------------------------------
-
-
-def write_documents(
-    conn: Conn,
-    snapshot_id: str,
-    docs: Iterable[Document],
-    text_config: str,
-    *,
-    progress: Progress | None = None,
-) -> int:
-    """Write the documents of a snapshot whose row exists as its one segment, in the
-    caller's transaction (a scratch snapshot); the number of documents.
-
-    Raises InvalidInput naming a document that PostgreSQL cannot index (a tsvector
-    over 1 MB, a word of more than 2,047 bytes), a duplicate id, or no documents.
-    """
-    texts_shared_xact(conn)
-    req = request(snapshot_id, docs, text_config, False, progress, fresh=True)
-    staged = stage(conn, req, None)
-    layout = plan_layout(conn, req, staged)
-    segment = _write_segment(conn, layout, progress)
-    publish_content(conn, snapshot_id, layout, segment, staged, text_config)
-    return staged.documents
 
 
 def _refresh_statistics(conn: Conn, added: int, progress: Progress | None) -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -44,6 +44,7 @@ __all__ = [
     "list_snapshots",
     "snapshot_lock",
     "snapshot_plan",
+    "text_config_plan",
 ]
 
 #: BM25 parameters (README "Ranking"), stored with every snapshot.
@@ -159,22 +160,27 @@ def snapshot_lock(conn: Conn, snapshot_id: str) -> Iterator[None]:
         yield
 
 
+def text_config_plan(text_config: str) -> Plan[str]:
+    """The canonical name of a text search configuration, or InvalidTextConfig
+    (inside the caller's transaction: a savepoint keeps it usable)."""
+    if text_config and "\x00" not in text_config:
+        yield Query("SAVEPOINT riido_config")
+        try:
+            result = yield Query("SELECT %s::regconfig::text", (text_config,))
+        except (psycopg.errors.ProgrammingError, psycopg.errors.DataError):
+            yield Query("ROLLBACK TO SAVEPOINT riido_config")
+        else:
+            yield Query("RELEASE SAVEPOINT riido_config")
+            return str(result.one()[0])
+    hint = "see `SELECT cfgname FROM pg_ts_config`"
+    raise InvalidTextConfig(f"unknown text search configuration {text_config!r}; {hint}")
+
+
 @translated
 def check_text_config(conn: Conn, text_config: str) -> str:
     """The canonical name of a text search configuration, or InvalidTextConfig."""
-    row = None
-    if text_config and "\x00" not in text_config:
-        try:
-            with conn.transaction():  # a savepoint when called inside a transaction
-                row = conn.execute("SELECT %s::regconfig::text", (text_config,)).fetchone()
-        except (psycopg.errors.ProgrammingError, psycopg.errors.DataError):
-            row = None
-    if row is None:
-        raise InvalidTextConfig(
-            f"unknown text search configuration {text_config!r}; "  # noqa: S608 - a message
-            "see `SELECT cfgname FROM pg_ts_config`"
-        )
-    return str(row[0])
+    with conn.transaction():  # a savepoint when called inside a transaction
+        return run(conn, text_config_plan(text_config))
 
 
 def find_plan(snapshot_id: str) -> Plan[Snapshot | None]:
@@ -245,7 +251,8 @@ def drop_snapshot(conn: Conn, snapshot_id: str) -> None:
             if find_snapshot(conn, snapshot_id) is None:
                 raise SnapshotNotFound(f"no snapshot {snapshot_id!r}")
             conn.execute("DELETE FROM riido.snapshots WHERE snapshot_id = %s", (snapshot_id,))
-        collect_garbage(conn)
+        with suppress(psycopg.Error):  # the drop is done; what it freed waits otherwise
+            collect_garbage(conn)
 
 
 def insert_snapshot_row(

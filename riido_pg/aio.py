@@ -1,0 +1,114 @@
+"""Ranking over an asyncio connection (psycopg's :class:`~psycopg.AsyncConnection`).
+
+The same plans as :func:`riido_pg.rank_snapshot` and :func:`riido_pg.rank_documents`
+(:mod:`riido_pg.server.plans`), run by the asyncio driver: one core, two drivers, so
+both APIs rank alike by construction. ::
+
+    async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
+        ranking = await riido_pg.aio.rank_snapshot(conn, "repo@abc", "read the config")
+
+A connection that is not in autocommit is used in autocommit for the call when it is
+idle, and its own transaction is used as it is when one is open (reads then see that
+transaction's data, as with the sync API); a failed transaction is refused before
+anything runs. Database errors arrive as :class:`~riido_pg.RiidoError` subclasses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import psycopg
+
+from riido_pg.documents import HintsRequest
+from riido_pg.errors import TransactionFailed
+from riido_pg.ranking.policies import BM25
+from riido_pg.ranking.rank import (
+    Ranking,
+    RankOptions,
+    documents_ranking_plan,
+    setup_plan,
+    snapshot_ranking_plan,
+)
+from riido_pg.server.errors import translate
+from riido_pg.server.plans import run_async
+from riido_pg.storage.scratch import scratch_plan
+from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG
+
+__all__ = ["rank_documents", "rank_snapshot"]
+
+AsyncConn = psycopg.AsyncConnection[Any]
+
+
+@asynccontextmanager
+async def _session(conn: AsyncConn) -> AsyncIterator[bool]:
+    """Use ``conn`` for one call: yields whether a transaction of the call's own
+    starts with it (False: the caller's transaction is open); translates database
+    errors."""
+    status = conn.info.transaction_status
+    if status == psycopg.pq.TransactionStatus.INERROR:
+        raise TransactionFailed(
+            "the connection is in a failed transaction; roll it back first (conn.rollback())"
+        )
+    switched = not conn.autocommit and status == psycopg.pq.TransactionStatus.IDLE
+    if switched:
+        await conn.set_autocommit(True)
+    try:
+        yield status == psycopg.pq.TransactionStatus.IDLE
+    except psycopg.Error as exc:
+        mapped = translate(exc)
+        if mapped is None:
+            raise
+        raise mapped from exc
+    finally:
+        if switched and not conn.closed:
+            await conn.set_autocommit(False)
+
+
+async def rank_snapshot(
+    conn: AsyncConn,
+    snapshot_id: str,
+    query: str,
+    *,
+    policy: str = BM25,
+    limit: int | None = None,
+    hints: Sequence[str] | None = None,
+    fused_weight: float | None = None,
+    model: str | None = None,
+) -> Ranking:
+    """:func:`riido_pg.rank_snapshot` on an asyncio connection: the same arguments,
+    the same :class:`~riido_pg.Ranking`."""
+    opts = RankOptions.check(query, policy, limit, hints, fused_weight, model)
+    if model is not None:
+        from riido_pg.ranking.model_hints import model_named
+
+        model_named(model)
+    async with _session(conn) as fresh, conn.transaction():
+        await run_async(conn, setup_plan(fresh))
+        return await run_async(conn, snapshot_ranking_plan(snapshot_id, query, opts))
+
+
+async def rank_documents(
+    conn: AsyncConn,
+    request: HintsRequest,
+    *,
+    policy: str = BM25,
+    text_config: str = DEFAULT_TEXT_CONFIG,
+    limit: int | None = None,
+    hints: Sequence[str] | None = None,
+    fused_weight: float | None = None,
+    model: str | None = None,
+) -> Ranking:
+    """:func:`riido_pg.rank_documents` on an asyncio connection: the caller's
+    documents are ranked in a scratch snapshot that is always rolled back."""
+    opts = RankOptions.check(request.query, policy, limit, hints, fused_weight, model)
+    ranking: Ranking | None = None
+    async with _session(conn):
+        async with conn.transaction() as tx:
+            snap = await run_async(conn, scratch_plan(request.documents, text_config))
+            ranking = await run_async(conn, documents_ranking_plan(snap, request, opts))
+            raise psycopg.Rollback(tx)
+    assert ranking is not None
+    return dataclasses.replace(ranking, snapshot_id=request.snapshot_id)
