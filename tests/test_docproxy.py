@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from riido_pg.cli.errors import exit_code
 from riido_pg.errors import InvalidCorpus, RiidoError
 from riido_pg.evaluation.docproxy import (
     PINS,
@@ -326,7 +327,7 @@ def test_download_failure_names_the_package_and_the_fix(
         "cannot download click==8.1.8: ERROR: Could not find a version that satisfies"
     )
     assert PINS[0].sha256 in message and str(tmp_path / "cache") in message
-    assert info.value.exit_code == 1
+    assert exit_code(info.value) == 1
     assert isinstance(info.value, RiidoError)
     assert not (tmp_path / "out").exists()
     assert list((tmp_path / "cache").iterdir()) == []  # the temporary download dir is gone

@@ -64,13 +64,13 @@ def bare_db(server_dsn: str) -> Iterator[Database]:
 
 def test_missing_schema_is_schema_missing(bare_db: Database) -> None:
     with bare_db.connect() as conn:
-        with pytest.raises(SchemaMissing, match="riido-pg db upgrade"):
+        with pytest.raises(SchemaMissing, match="riido-pg --dsn URL db upgrade"):
             load_snapshot(conn, "x", [Document("a", "read")])
-        with pytest.raises(SchemaMissing, match="riido-pg db upgrade"):
+        with pytest.raises(SchemaMissing, match="riido-pg --dsn URL db upgrade"):
             rank_snapshot(conn, "x", "read")
-        with pytest.raises(SchemaMissing, match="riido-pg db upgrade"):
+        with pytest.raises(SchemaMissing, match="riido-pg --dsn URL db upgrade"):
             list_snapshots(conn)
-    with pytest.raises(SchemaMissing, match="riido-pg db upgrade"):
+    with pytest.raises(SchemaMissing, match="riido-pg --dsn URL db upgrade"):
         connect(bare_db.dsn)
 
 

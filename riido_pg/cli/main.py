@@ -20,6 +20,7 @@ import typer
 from riido_pg import __version__
 from riido_pg.cli import database, search, shards, snapshots
 from riido_pg.cli.context import DebugOption, Settings, settings
+from riido_pg.cli.errors import SIGNALS, exit_code, fail, message
 from riido_pg.cli.evaluate import corpus_app, eval_command
 from riido_pg.cli.extract import extract
 from riido_pg.errors import RiidoError
@@ -72,16 +73,6 @@ def _global(
     settings(ctx, dsn, debug)
 
 
-def _fail(message: str, code: int) -> NoReturn:
-    sys.stderr.write(f"error: {message}\n")
-    sys.stderr.flush()
-    raise SystemExit(code)
-
-
-#: Exit status and message for the signals that stop a command.
-_STOPPED = {signal.SIGINT: (130, "interrupted"), signal.SIGTERM: (143, "terminated")}
-
-
 def _on_sigterm(run: Settings) -> None:
     def handler(signum: int, frame: FrameType | None) -> None:
         run.signal = signum
@@ -93,8 +84,8 @@ def _on_sigterm(run: Settings) -> None:
 
 
 def _stopped(run: Settings) -> NoReturn:
-    code, message = _STOPPED[signal.Signals(run.signal or signal.SIGINT)]
-    _fail(message, code)
+    code, text = SIGNALS[signal.Signals(run.signal or signal.SIGINT)]
+    fail(text, code)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -114,30 +105,31 @@ def main(argv: list[str] | None = None) -> None:
     except RiidoError as exc:
         if run.debug:
             raise
-        _fail(str(exc), exc.exit_code)
+        fail(message(exc), exit_code(exc))
     except KeyboardInterrupt:
         _stopped(run)
     except BrokenPipeError:
         raise SystemExit(1) from None
     except typer.Abort:
-        _fail("aborted", 1)
+        fail("aborted", 1)
     except typer.TyperException as exc:  # click's usage and parameter errors
         ctx = getattr(exc, "ctx", None)
-        message = exc.format_message()
-        if ctx is not None and message == ctx.get_help():  # no arguments: the help
-            sys.stderr.write(message + "\n")
+        text = exc.format_message()
+        if ctx is not None and text == ctx.get_help():  # no arguments: the help
+            sys.stderr.write(text + "\n")
             raise SystemExit(2) from None
         hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
-        _fail(f"{message}{hint}", exc.exit_code)
+        fail(f"{text}{hint}", exc.exit_code)
     except Exception as exc:
         if run.debug:
             raise
         import psycopg
 
-        if isinstance(exc, psycopg.Error):
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            _fail(f"database error: {first} (rerun with --debug for details)", 1)
-        _fail(f"unexpected {type(exc).__name__}: {exc} (rerun with --debug for a traceback)", 1)
+        if isinstance(exc, psycopg.Error):  # outside the library's boundary: a bug
+            from riido_pg.server.errors import translate
+
+            fail(message(translate(exc)), 1)
+        fail(f"unexpected {type(exc).__name__}: {exc} (rerun with --debug for a traceback)", 1)
     # typer returns the code of a typer.Exit; 130 is its word for KeyboardInterrupt
     if code == 130:
         _stopped(run)

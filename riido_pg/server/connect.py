@@ -11,7 +11,7 @@ from typing import Any, TypeAlias
 
 import psycopg
 
-from riido_pg.errors import DatabaseUnavailable, InvalidDsn, SchemaMissing
+from riido_pg.errors import DatabaseUnavailable, Hint, InvalidDsn, SchemaMissing
 from riido_pg.server.errors import first_line, translated
 
 __all__ = [
@@ -108,5 +108,10 @@ def check_schema(conn: Conn) -> None:
     if found != SCHEMA_REVISION:
         state = "has no riido schema" if found is None else f"has schema revision {found}"
         raise SchemaMissing(
-            f"the database {state}; riido-pg needs {SCHEMA_REVISION}: run `riido-pg db upgrade`"
+            f"the database {state}; riido-pg needs {SCHEMA_REVISION}",
+            Hint(
+                "run `riido-pg db upgrade`",
+                "create it with `riido-pg --dsn URL db upgrade`",
+                sep=": ",
+            ),
         )
