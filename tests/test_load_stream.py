@@ -139,8 +139,7 @@ def test_a_refused_change_stores_nothing(
     assert (refused.code, refused.stdout, refused.stderr) == (
         2,
         "",
-        "error: snapshot 'refuse' exists with different content; pass --replace "
-        "(replace=True in Python) to replace it\n",
+        "error: snapshot 'refuse' exists with different content; pass --replace to replace it\n",
     )
     assert _state(db) == before  # the new text is not kept, nothing pending
     assert _scalar(db, UNREFERENCED) == 0

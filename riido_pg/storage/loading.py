@@ -51,10 +51,10 @@ from riido_pg.documents import (
     check_snapshot_id,
     describe,
 )
-from riido_pg.errors import InvalidInput, SnapshotExists
+from riido_pg.errors import Hint, InvalidInput, SnapshotExists
 from riido_pg.resources import sql_text
 from riido_pg.server.connect import Conn
-from riido_pg.server.errors import translated
+from riido_pg.server.errors import parallel, translated
 from riido_pg.server.settle import settle
 from riido_pg.storage.indexing import MAX_WORD_BYTES, Skips, send_texts, store_texts
 from riido_pg.storage.snapshots import (
@@ -406,7 +406,7 @@ def _refresh_statistics(conn: Conn, added: int, progress: Progress | None) -> No
                 conn.execute(sql.SQL("ANALYZE riido.{}").format(sql.Identifier(table)))
 
 
-@translated
+@translated(commits=parallel)
 def load_snapshot(
     conn: Conn,
     snapshot_id: str,
@@ -479,8 +479,8 @@ def _existing_ready(conn: Conn, snapshot_id: str, digest: str, replace: bool) ->
         return True
     if not replace:
         raise SnapshotExists(
-            f"snapshot {snapshot_id!r} exists with different content; "
-            "pass --replace (replace=True in Python) to replace it"
+            f"snapshot {snapshot_id!r} exists with different content",
+            Hint("pass --replace to replace it", "pass replace=True to replace it"),
         )
     return False
 

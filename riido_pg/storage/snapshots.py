@@ -20,7 +20,14 @@ import psycopg
 from psycopg import sql
 
 from riido_pg.documents import check_snapshot_id
-from riido_pg.errors import InvalidTextConfig, SnapshotBusy, SnapshotLoading, SnapshotNotFound
+from riido_pg.errors import (
+    Hint,
+    InvalidTextConfig,
+    SnapshotBusy,
+    SnapshotLoading,
+    SnapshotNotFound,
+)
+from riido_pg.quoting import shell_command
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import translated
 from riido_pg.server.settle import releasing
@@ -88,15 +95,26 @@ def snapshot_lock(conn: Conn, snapshot_id: str) -> Iterator[None]:
 
     A session lock: it outlives the transactions inside the block (a load commits its
     ``loading`` row before writing) and is released when the block ends or the
-    session dies. Re-entrant within one session, as PostgreSQL's advisory locks are.
+    session dies. Inside the caller's transaction it is that transaction's lock,
+    held until the caller commits what the block wrote. Re-entrant within one
+    session, as PostgreSQL's advisory locks are.
     """
     key = _lock_key(snapshot_id)
-    row = conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (_LOCK_NAMESPACE, key)).fetchone()
+    in_caller = conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+    take = (
+        "SELECT pg_try_advisory_xact_lock(%s, %s)"
+        if in_caller
+        else "SELECT pg_try_advisory_lock(%s, %s)"
+    )
+    row = conn.execute(take, (_LOCK_NAMESPACE, key)).fetchone()
     if not (row and row[0]):
         raise SnapshotBusy(
             f"snapshot {snapshot_id!r} is being written by another process; "
             "try again when it finishes"
         )
+    if in_caller:
+        yield
+        return
     with releasing(conn, "SELECT pg_advisory_unlock(%s, %s)", (_LOCK_NAMESPACE, key)):
         yield
 
@@ -112,9 +130,9 @@ def check_text_config(conn: Conn, text_config: str) -> str:
         except (psycopg.errors.ProgrammingError, psycopg.errors.DataError):
             row = None
     if row is None:
+        known = [str(r[0]) for r in conn.execute("SELECT cfgname FROM pg_ts_config ORDER BY 1")]
         raise InvalidTextConfig(
-            f"unknown text search configuration {text_config!r}; "  # noqa: S608 - a message
-            "see `SELECT cfgname FROM pg_ts_config`"
+            f"unknown text search configuration {text_config!r}; choose among: " + ", ".join(known)
         )
     return str(row[0])
 
@@ -140,7 +158,11 @@ def get_snapshot(conn: Conn, snapshot_id: str) -> Snapshot:
     snap = find_snapshot(conn, snapshot_id)
     if snap is None:
         raise SnapshotNotFound(
-            f"no snapshot {snapshot_id!r}; load one with `riido-pg load {snapshot_id} SOURCE`"
+            f"no snapshot {snapshot_id!r}",
+            Hint(
+                f"load one with `{shell_command('riido-pg', 'load', snapshot_id, 'SOURCE')}`",
+                "load one with load_snapshot()",
+            ),
         )
     if snap.state != "ready":
         if _being_written(conn, snapshot_id):
@@ -153,9 +175,13 @@ def get_snapshot(conn: Conn, snapshot_id: str) -> Snapshot:
                 f"snapshot {snapshot_id!r} is not ready on this standby: it is loading on the "
                 "primary (query it when the load finishes), or its load was interrupted"
             )
+        drop = shell_command("riido-pg", "snapshots", "drop", snapshot_id)
         raise SnapshotLoading(
-            f"snapshot {snapshot_id!r} was interrupted while loading; run the load again "
-            f"or drop it with `riido-pg snapshots drop {snapshot_id}`"
+            f"snapshot {snapshot_id!r} was interrupted while loading",
+            Hint(
+                f"run the load again or drop it with `{drop}`",
+                "run the load again or drop it with drop_snapshot()",
+            ),
         )
     return snap
 
@@ -201,7 +227,8 @@ def drop_snapshot(conn: Conn, snapshot_id: str) -> None:
             for sid in (snapshot_id, shadow_id(snapshot_id)):
                 delete_content(conn, sid)
                 conn.execute("DELETE FROM riido.snapshots WHERE snapshot_id = %s", (sid,))
-        collect_garbage(conn)
+        if conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+            collect_garbage(conn)  # not in the caller's transaction: the next collection
 
 
 def insert_snapshot_row(

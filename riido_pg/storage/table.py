@@ -24,7 +24,7 @@ from psycopg import sql
 from riido_pg.documents import Document, DocumentStream, check_document
 from riido_pg.errors import InvalidInput
 from riido_pg.server.connect import Conn
-from riido_pg.server.errors import translated
+from riido_pg.server.errors import parallel, translated
 from riido_pg.storage.loading import LoadResult, Progress, load_snapshot
 from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG
 from riido_pg.storage.workers import worker_connection
@@ -105,7 +105,7 @@ def read_table(
     return DocumentStream(rows, where=where)
 
 
-@translated
+@translated(commits=parallel)
 def load_snapshot_from_table(
     conn: Conn,
     snapshot_id: str,
