@@ -128,7 +128,7 @@ def test_table_format(cli: Any) -> None:
         ),
         (
             ["query", "q", "x", "--policy", "external_hints_baseline_first"],
-            "error: --policy external_hints_baseline_first needs --hints-file F\n",
+            "error: --policy external_hints_baseline_first needs --hints-file FILE\n",
         ),
         (["query", "q", "x", "--limit", "0"], None),
         (["query", "q", "x", "--format", "xml"], None),

@@ -33,7 +33,7 @@ from riido_pg.ranking.policies import (
 )
 from riido_pg.ranking.terms import QueryTerms, query_terms
 from riido_pg.server.connect import Conn
-from riido_pg.server.errors import translated
+from riido_pg.server.errors import read_transaction, translated
 from riido_pg.storage.scratch import scratch_snapshot
 from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG, Snapshot, get_snapshot
 
@@ -225,8 +225,7 @@ def rank_snapshot(
     is seen entirely or not at all.
     """
     chosen, weight = _check(query, policy, limit, hints, fused_weight, model)
-    with conn.transaction():
-        conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+    with read_transaction(conn):
         # heavy queries hash and sort posting rows; 4MB spills them to disk
         conn.execute("SET LOCAL work_mem = '32MB'")
         snap = get_snapshot(conn, snapshot_id)
