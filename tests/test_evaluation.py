@@ -389,7 +389,7 @@ def test_failure_while_storing_questions_stores_nothing(
 def test_evaluating_by_snapshot_id_and_its_errors(conn: Any, tmp_path: Path) -> None:
     stored = store_corpus(conn, tie_corpus(tmp_path / "beir"))
     assert evaluate(conn, stored.snapshot_id).snapshot_id == stored.snapshot_id
-    with pytest.raises(SnapshotNotFound, match="riido-pg eval BEIR_DIR"):
+    with pytest.raises(SnapshotNotFound, match=r"store_corpus\(\) stores a corpus"):
         evaluate(conn, "no-such-snapshot")
     load_snapshot(conn, "plain", [type_doc("a", "alpha")])
     with pytest.raises(InvalidInput, match="has no stored questions"):
