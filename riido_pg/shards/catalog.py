@@ -21,6 +21,7 @@ from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from riido_pg.errors import (
     DatabaseUnavailable,
+    Hint,
     InvalidDsn,
     InvalidInput,
     RiidoError,
@@ -38,6 +39,7 @@ __all__ = [
     "ShardInfo",
     "add_shard",
     "list_shards",
+    "no_shard",
     "open_shard",
     "remove_shard",
     "require_writable",
@@ -81,6 +83,15 @@ def require_writable(conn: Conn, where: str = "the server") -> None:
         )
 
 
+def no_shard(name: str, names: list[str]) -> tuple[str, Hint | None]:
+    """The message and hint of :class:`ShardNotFound` for ``name``, naming the shards."""
+    if names:
+        return f"no shard {name!r} (shards: {', '.join(names)})", None
+    return f"no shard {name!r} (shards: none)", Hint(
+        "add one with `riido-pg shards add NAME DSN`", "add one with add_shard()"
+    )
+
+
 def shard_names(conn: Conn) -> list[str]:
     return [str(r[0]) for r in conn.execute("SELECT name FROM riido.shards ORDER BY name")]
 
@@ -90,8 +101,7 @@ def _row(conn: Conn, name: str) -> tuple[str, str]:
         "SELECT server, conninfo FROM riido.shards WHERE name = %s", (name,)
     ).fetchone()
     if row is None:
-        known = ", ".join(shard_names(conn)) or "none; add one with `riido-pg shards add NAME DSN`"
-        raise ShardNotFound(f"no shard {name!r} (shards: {known})")
+        raise ShardNotFound(*no_shard(name, shard_names(conn)))
     return str(row[0]), str(row[1])
 
 
@@ -116,9 +126,9 @@ def open_shard(conn: Conn, name: str) -> Conn:
     try:
         return connect(dsn)
     except SchemaMissing as exc:
-        raise SchemaMissing(f"shard {name!r}: {exc}") from exc
+        raise SchemaMissing(f"shard {name!r}: {exc.message}", exc.hint) from exc
     except DatabaseUnavailable as exc:
-        raise ShardUnavailable(f"shard {name!r} is unavailable: {exc}") from exc
+        raise ShardUnavailable(f"shard {name!r} is unavailable: {exc.message}", exc.hint) from exc
 
 
 @contextmanager
@@ -153,7 +163,7 @@ def _revision(conn: Conn) -> str | None:
     return str(version[0]) if version else None
 
 
-@translated
+@translated(commits="adding a shard (it migrates the shard's schema)")
 def add_shard(conn: Conn, name: str, dsn: str) -> None:
     """Register the database at ``dsn`` as shard ``name`` of the coordinator ``conn``.
 
@@ -178,7 +188,7 @@ def add_shard(conn: Conn, name: str, dsn: str) -> None:
     try:
         shard = connect(dsn, migrate=False)
     except DatabaseUnavailable as exc:
-        raise ShardUnavailable(f"cannot add shard {name!r}: {exc}") from exc
+        raise ShardUnavailable(f"cannot add shard {name!r}: {exc.message}", exc.hint) from exc
     with shard:
         require_writable(shard, f"shard {name!r}")
         if _same_database(conn, shard):
@@ -246,8 +256,11 @@ def remove_shard(conn: Conn, name: str) -> None:
             held = _held(shard, placed)
         if held:
             raise ShardInUse(
-                f"shard {name!r} holds {len(held)} snapshot(s) ({held[0][0]!r}, ...); move them "
-                "(`riido-pg snapshots move ID SHARD`) or drop them first"
+                f"shard {name!r} holds {len(held)} snapshot(s) ({held[0][0]!r}, ...)",
+                Hint(
+                    "move them (`riido-pg snapshots move ID SHARD`) or drop them first",
+                    "move them (move_snapshot()) or drop them first",
+                ),
             )
     with conn.transaction():
         conn.execute("DELETE FROM riido.placements WHERE shard = %s", (name,))

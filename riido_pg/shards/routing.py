@@ -20,6 +20,7 @@ from riido_pg.documents import check_snapshot_id
 from riido_pg.errors import (
     ConflictingOptions,
     DatabaseUnavailable,
+    Hint,
     InvalidInput,
     PermissionDenied,
     ReadOnlyServer,
@@ -28,9 +29,10 @@ from riido_pg.errors import (
     ShardUnavailable,
     SnapshotNotFound,
 )
+from riido_pg.quoting import shell_command
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import translated
-from riido_pg.shards.catalog import open_shard, require_writable, shard_names
+from riido_pg.shards.catalog import no_shard, open_shard, require_writable, shard_names
 from riido_pg.storage import snapshots as local
 from riido_pg.storage.texts import copy_texts, stored_digest
 
@@ -115,7 +117,9 @@ class Router:
             if shard is None:
                 raise
             self._open.pop(shard, None)
-            raise ShardUnavailable(f"shard {shard!r} is unavailable: {exc}") from exc
+            raise ShardUnavailable(
+                f"shard {shard!r} is unavailable: {exc.message}", exc.hint
+            ) from exc
 
     @translated
     def for_load(self, snapshot_id: str, shard: str | None = None) -> Conn:
@@ -125,8 +129,7 @@ class Router:
         check_snapshot_id(snapshot_id)
         names = shard_names(self.coordinator)
         if shard is not None and shard not in names:
-            known = ", ".join(names) or "none; add one with `riido-pg shards add NAME DSN`"
-            raise ShardNotFound(f"no shard {shard!r} (shards: {known})")
+            raise ShardNotFound(*no_shard(shard, names))
         placed = self.shard_of(snapshot_id)
         if placed is None and (not names or local.find_snapshot(self.coordinator, snapshot_id)):
             target = None  # a single server, or a snapshot stored before the shards
@@ -134,9 +137,13 @@ class Router:
             target = placed or shard or self._emptiest(names)
         if shard is not None and target != shard:
             where = f"shard {target!r}" if target else "the coordinator"
+            move = shell_command("riido-pg", "snapshots", "move", snapshot_id, shard)
             raise ConflictingOptions(
-                f"snapshot {snapshot_id!r} is on {where}, not {shard!r}; load it without "
-                f"--shard, or move it first (`riido-pg snapshots move {snapshot_id} {shard}`)"
+                f"snapshot {snapshot_id!r} is on {where}, not {shard!r}",
+                Hint(
+                    f"load it without --shard, or move it first (`{move}`)",
+                    "load it without shard=, or move it first (move_snapshot())",
+                ),
             )
         conn = self.connection(target)
         require_writable(conn, f"shard {target!r}" if target else "the server")
@@ -259,7 +266,7 @@ def _digest(conn: Conn, snap: local.Snapshot) -> str | None:
     return digest if bad == 0 else None
 
 
-@translated
+@translated(commits="moving a snapshot")
 def move_snapshot(router: Router, snapshot_id: str, shard: str) -> str | None:
     """Move a ready snapshot to ``shard``: copy it there in one transaction, check the
     copy's content digest, flip the placement in one coordinator transaction, then
