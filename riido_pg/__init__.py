@@ -1,9 +1,17 @@
-"""riido-pg: BM25 code search in PostgreSQL with opt-in, baseline-first identifier hints."""
+"""riido-pg: BM25 code search in PostgreSQL with opt-in, baseline-first identifier hints.
 
-from riido_pg.documents import Document, DocumentSet, HintsRequest
+:class:`Database` is the façade that does what the command line does (any source kind,
+shards, models, evaluation); the functions below it work on one server's connection
+(README "Python API").
+"""
+
+from riido_pg.api import Database, Evaluated, Listing, Loaded
+from riido_pg.documents import Document, DocumentSet, HintsRequest, RankRequest
 from riido_pg.errors import (
     ConflictingOptions,
+    DatabaseError,
     DatabaseUnavailable,
+    Hint,
     InvalidCorpus,
     InvalidDsn,
     InvalidInput,
@@ -16,6 +24,8 @@ from riido_pg.errors import (
     SnapshotExists,
     SnapshotLoading,
     SnapshotNotFound,
+    TransactionFailed,
+    TransactionInProgress,
 )
 from riido_pg.ranking import (
     POLICIES,
@@ -28,6 +38,7 @@ from riido_pg.ranking import (
     rank_documents,
     rank_snapshot,
 )
+from riido_pg.sources import Table, TreeOptions
 from riido_pg.splitting import split_identifiers
 from riido_pg.storage import (
     LoadResult,
@@ -46,18 +57,25 @@ __all__ = [
     "REGISTRY",
     "Candidate",
     "ConflictingOptions",
+    "Database",
+    "DatabaseError",
     "DatabaseUnavailable",
     "Document",
     "DocumentSet",
+    "Evaluated",
+    "Hint",
     "HintsRequest",
     "InvalidCorpus",
     "InvalidDsn",
     "InvalidInput",
     "InvalidTextConfig",
+    "Listing",
     "LoadResult",
+    "Loaded",
     "PermissionDenied",
     "Policy",
     "QueryTimeout",
+    "RankRequest",
     "Ranking",
     "RiidoError",
     "SchemaMissing",
@@ -66,6 +84,10 @@ __all__ = [
     "SnapshotExists",
     "SnapshotLoading",
     "SnapshotNotFound",
+    "Table",
+    "TransactionFailed",
+    "TransactionInProgress",
+    "TreeOptions",
     "__version__",
     "auxiliary_first",
     "baseline_first",

@@ -29,8 +29,8 @@ import pytest
 from conftest import Database, readers, run_cli, table_locked
 
 from riido_pg import Document, load_snapshot, rank_snapshot
-from riido_pg.documents import read_source
 from riido_pg.errors import SnapshotNotFound
+from riido_pg.sources import open_source
 from riido_pg.storage import drop_snapshot, list_snapshots
 from riido_pg.storage.snapshots import shadow_id
 
@@ -509,7 +509,7 @@ def test_sigkill_of_a_parallel_replace_keeps_the_old_snapshot(
     old = _source(tmp_path, "old.jsonl", f"old{rerun_jobs}", n=2_000)
     new = _source(tmp_path, "new.jsonl", f"new{rerun_jobs}")
     with db.connect() as conn:
-        load_snapshot(conn, snapshot, read_source(old), jobs=2)
+        load_snapshot(conn, snapshot, open_source(old), jobs=2)
         ranked = rank_snapshot(conn, snapshot, f"old{rerun_jobs}_7")
     _sigkill(
         db,

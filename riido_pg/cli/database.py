@@ -6,30 +6,28 @@ from typing import Annotated
 
 import typer
 
-from riido_pg.cli.context import DebugOption, DsnOption, connect, settings
+from riido_pg.cli.settings import connect, settings
 
 __all__ = ["app"]
 
 app = typer.Typer(help="Schema migrations and the embedded server.", no_args_is_help=True)
 
 
-def _dsn(ctx: typer.Context, dsn: str | None, debug: bool) -> str:
+def _dsn(ctx: typer.Context) -> str:
     from riido_pg.db import resolve_dsn
 
-    return resolve_dsn(settings(ctx, dsn, debug).dsn)[0]
+    return resolve_dsn(settings(ctx).dsn)[0]
 
 
 @app.command("upgrade")
 def db_upgrade(
     ctx: typer.Context,
     revision: Annotated[str, typer.Argument(metavar="REV", help="Target revision.")] = "head",
-    dsn: DsnOption = None,
-    debug: DebugOption = False,
 ) -> None:
     """Migrate the schema up (default: to the newest revision), and every shard's."""
     from riido_pg.server import migrate
 
-    url = _dsn(ctx, dsn, debug)
+    url = _dsn(ctx)
     migrate.upgrade(url, revision)
     at = migrate.current(url)
     typer.echo(f"schema at {at or 'base'}")
@@ -48,23 +46,21 @@ def db_downgrade(
     revision: Annotated[
         str, typer.Argument(metavar="REV", help="Target revision; 'base' removes everything.")
     ],
-    dsn: DsnOption = None,
-    debug: DebugOption = False,
 ) -> None:
     """Migrate the schema down to REV."""
     from riido_pg.server import migrate
 
-    url = _dsn(ctx, dsn, debug)
+    url = _dsn(ctx)
     migrate.downgrade(url, revision)
     typer.echo(f"schema at {migrate.current(url) or 'base'}")
 
 
 @app.command("current")
-def db_current(ctx: typer.Context, dsn: DsnOption = None, debug: DebugOption = False) -> None:
+def db_current(ctx: typer.Context) -> None:
     """Print the schema revision of the database ('base' when there is none)."""
     from riido_pg.server import migrate
 
-    typer.echo(migrate.current(_dsn(ctx, dsn, debug)) or "base")
+    typer.echo(migrate.current(_dsn(ctx)) or "base")
 
 
 @app.command("grant-reader")
@@ -73,13 +69,10 @@ def db_grant_reader(
     role: Annotated[
         str, typer.Argument(metavar="ROLE", help="An existing role to make a read-only reader.")
     ],
-    dsn: DsnOption = None,
-    debug: DebugOption = False,
 ) -> None:
     """Let ROLE query snapshots and nothing else (no load, drop, hints or DDL)."""
     from riido_pg.server.privileges import grant_reader
 
-    settings(ctx, dsn, debug)
     with connect(ctx) as conn:
         grant_reader(conn, role)
     typer.echo(f"role {role!r} can now query snapshots (read-only)")

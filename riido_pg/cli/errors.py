@@ -11,12 +11,22 @@ from __future__ import annotations
 
 import signal
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
+
+import typer
 
 from riido_pg.errors import InvalidInput, RiidoError
 from riido_pg.quoting import visible
 
-__all__ = ["EXIT_CODES", "SIGNALS", "exit_code", "fail", "message"]
+__all__ = [
+    "EXIT_CODES",
+    "SIGNALS",
+    "OptionError",
+    "exit_code",
+    "fail",
+    "message",
+    "usage_message",
+]
 
 #: Exit code by error class (README "Command line", errors).
 EXIT_CODES: dict[type[BaseException], int] = {
@@ -45,3 +55,19 @@ def fail(text: str, code: int) -> NoReturn:
     sys.stderr.write(f"error: {visible(text)}\n")
     sys.stderr.flush()
     raise SystemExit(code)
+
+
+class OptionError(typer.BadParameter):
+    """A bad option value, worded by riido-pg (``--limit must be ...``): shown as it is."""
+
+    def format_message(self) -> str:
+        return self.message
+
+
+def usage_message(exc: Any) -> str:
+    """A usage error of click (a missing argument, an unknown option, a bad value) in
+    the house style: lower case, no final period, and where to read the usage."""
+    text = exc.format_message().strip().rstrip(".")
+    text = text[:1].lower() + text[1:]
+    ctx = getattr(exc, "ctx", None)
+    return f"{text} (see `{ctx.command_path} --help`)" if ctx is not None else text

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from riido_pg.cli.context import note
+from riido_pg.cli.output import note
 from riido_pg.errors import InvalidInput
 
 __all__ = ["ExcludeOpt", "IncludeVendoredOpt", "LangOpt", "extract"]

@@ -1,10 +1,11 @@
 """The ``riido-pg`` command line: a thin layer over the library.
 
-Every failure a user can fix arrives here as a :class:`riido_pg.errors.RiidoError`
-(the library translates database errors itself) and leaves as one ``error: ...`` line
-on stderr with exit code 2 (bad input, usage) or 1 (environment). SIGINT exits 130
-and SIGTERM 143, each with one ``error:`` line, after the interrupted work is rolled
-back. ``--debug`` shows the traceback instead.
+Each command parses its arguments, makes one call to the :class:`riido_pg.Database`
+façade and renders what it returns. Every failure a user can fix arrives here as a
+:class:`riido_pg.errors.RiidoError` and leaves as one ``error: ...`` line on stderr,
+with the exit code of its class (:mod:`riido_pg.cli.errors`); click's usage errors
+are worded the same way. SIGINT exits 130 and SIGTERM 143, each with one ``error:``
+line, after the interrupted work is rolled back. ``--debug`` shows the traceback.
 """
 
 from __future__ import annotations
@@ -13,16 +14,18 @@ import logging
 import signal
 import sys
 from types import FrameType
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
+from typer.core import TyperCommand
 
 from riido_pg import __version__
-from riido_pg.cli import database, search, shards, snapshots
-from riido_pg.cli.context import DebugOption, Settings, settings
-from riido_pg.cli.errors import SIGNALS, exit_code, fail, message
+from riido_pg.cli import database, load, search, shards, snapshots
+from riido_pg.cli.command import Command, DebugOption, Group, LocalCommand
+from riido_pg.cli.errors import SIGNALS, exit_code, fail, message, usage_message
 from riido_pg.cli.evaluate import corpus_app, eval_command
 from riido_pg.cli.extract import extract
+from riido_pg.cli.settings import Settings, settings
 from riido_pg.errors import RiidoError
 
 __all__ = ["app", "main"]
@@ -34,9 +37,10 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    cls=Group,
 )
 app.command()(search.hints)
-app.command()(search.load)
+app.command()(load.load)
 app.command()(search.query)
 app.command()(extract)
 app.command("eval")(eval_command)
@@ -44,6 +48,25 @@ app.add_typer(snapshots.app, name="snapshots")
 app.add_typer(shards.app, name="shards")
 app.add_typer(corpus_app, name="corpus")
 app.add_typer(database.app, name="db")
+
+#: Commands that need no server: they take --debug but not --dsn.
+LOCAL = {("extract",), ("corpus", "docproxy"), ("db", "stop")}
+
+
+def _shape(group: typer.Typer, path: tuple[str, ...] = ()) -> None:
+    """Give every command the shared options and every group the plain style."""
+    for info in group.registered_commands:
+        name = info.name or (info.callback.__name__ if info.callback else "")
+        if info.cls in (None, TyperCommand):
+            info.cls = LocalCommand if (*path, name) in LOCAL else Command
+    for sub in group.registered_groups:
+        sub.cls = Group
+        if sub.typer_instance is not None:
+            sub.typer_instance.info.cls = Group
+            _shape(sub.typer_instance, (*path, sub.name or ""))
+
+
+_shape(app)
 
 
 def _version(value: bool) -> None:
@@ -88,6 +111,15 @@ def _stopped(run: Settings) -> NoReturn:
     fail(text, code)
 
 
+def _usage(exc: Any) -> NoReturn:
+    ctx = getattr(exc, "ctx", None)
+    text = exc.format_message()
+    if ctx is not None and text == ctx.get_help():  # no arguments: the help
+        sys.stderr.write(text + "\n")
+        raise SystemExit(2) from None
+    fail(usage_message(exc), exc.exit_code)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``riido-pg`` script and ``python -m riido_pg``."""
     # libraries log failures we already report as one error line (--debug turns it on)
@@ -113,13 +145,7 @@ def main(argv: list[str] | None = None) -> None:
     except typer.Abort:
         fail("aborted", 1)
     except typer.TyperException as exc:  # click's usage and parameter errors
-        ctx = getattr(exc, "ctx", None)
-        text = exc.format_message()
-        if ctx is not None and text == ctx.get_help():  # no arguments: the help
-            sys.stderr.write(text + "\n")
-            raise SystemExit(2) from None
-        hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
-        fail(f"{text}{hint}", exc.exit_code)
+        _usage(exc)
     except Exception as exc:
         if run.debug:
             raise

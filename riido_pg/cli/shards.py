@@ -7,15 +7,9 @@ from typing import Annotated
 
 import typer
 
-from riido_pg.cli.context import (
-    DebugOption,
-    DsnOption,
-    Format,
-    ListFormatOption,
-    connect,
-    emit_json,
-    settings,
-)
+from riido_pg.cli.options import Format, ListFormatOpt
+from riido_pg.cli.output import emit_json
+from riido_pg.cli.settings import connect
 
 __all__ = ["app"]
 
@@ -34,13 +28,10 @@ def shards_add(
     shard_dsn: Annotated[
         str, typer.Argument(metavar="SHARD_DSN", help="The shard database's PostgreSQL URL.")
     ],
-    dsn: DsnOption = None,
-    debug: DebugOption = False,
 ) -> None:
     """Register a shard (a postgres_fdw server and user mapping; its schema is migrated)."""
     from riido_pg.shards import add_shard
 
-    settings(ctx, dsn, debug)
     with connect(ctx) as conn:
         add_shard(conn, name, shard_dsn)
     typer.echo(f"added shard {name!r}")
@@ -49,14 +40,11 @@ def shards_add(
 @app.command("list")
 def shards_list(
     ctx: typer.Context,
-    fmt: ListFormatOption = Format.table,
-    dsn: DsnOption = None,
-    debug: DebugOption = False,
+    fmt: ListFormatOpt = Format.table,
 ) -> None:
     """List shards: host, database, snapshots, documents, bytes (never credentials)."""
     from riido_pg.shards import list_shards
 
-    settings(ctx, dsn, debug)
     with connect(ctx) as conn:
         shards = list_shards(conn)
     if fmt is Format.json:
@@ -68,13 +56,10 @@ def shards_list(
 
 
 @app.command("remove")
-def shards_remove(
-    ctx: typer.Context, name: NameArg, dsn: DsnOption = None, debug: DebugOption = False
-) -> None:
+def shards_remove(ctx: typer.Context, name: NameArg) -> None:
     """Unregister a shard that holds no snapshot."""
     from riido_pg.shards import remove_shard
 
-    settings(ctx, dsn, debug)
     with connect(ctx) as conn:
         remove_shard(conn, name)
     typer.echo(f"removed shard {name!r}")

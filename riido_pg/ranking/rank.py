@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from riido_pg.documents import HintsRequest, check_query
+from riido_pg.documents import RankRequest, check_query
 from riido_pg.errors import InvalidInput
 from riido_pg.ranking import lists
 from riido_pg.ranking.interleave import iter_interleave
@@ -235,7 +235,7 @@ def rank_snapshot(
 @translated
 def rank_documents(
     conn: Conn,
-    request: HintsRequest,
+    request: RankRequest,
     *,
     policy: str = BM25,
     text_config: str = DEFAULT_TEXT_CONFIG,

@@ -420,7 +420,7 @@ def load_snapshot(
     """Create (or, with ``replace``, swap) an immutable snapshot of ``documents``.
 
     ``documents`` is any iterable of :class:`~riido_pg.Document` (a list, a generator,
-    :func:`~riido_pg.documents.read_source`'s stream), read once; each is checked here
+    :func:`~riido_pg.sources.open_source`'s stream), read once; each is checked here
     unless it comes from a checking reader. Loading identical content again is a
     no-op, whatever its order; different content under an existing id raises
     SnapshotExists unless ``replace`` is true. ``jobs`` > 1 indexes on that many
