@@ -9,6 +9,8 @@ from typing import Any
 
 import pytest
 import typer
+from hypothesis import example, given
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from riido_pg.cli.main import LOCAL, app, main
@@ -145,3 +147,23 @@ def test_policy_help_lists_what_can_be_chosen_there() -> None:
     for name in evaluated_policies(model=True):
         assert name in offered
     assert "external_hints_baseline_first" not in offered
+
+
+@given(st.text(max_size=12))
+@example("²")
+@example("٣")
+@example(" 7 ")
+@example("-0")
+def test_whole_numbers_parse_or_say_what_was_expected(text: str) -> None:
+    from riido_pg.cli.errors import OptionError
+    from riido_pg.cli.options import whole
+
+    for low, high in ((1, None), (1, 64)):
+        try:
+            number = whole("--n", low=low, high=high)(text)
+        except OptionError as exc:
+            assert exc.format_message().startswith("--n must be a whole number ")
+            assert exc.format_message().endswith(f", not {text!r}")
+            continue
+        assert re.fullmatch(r"-?[0-9]+", text.strip())
+        assert number == int(text) and number >= low and (high is None or number <= high)

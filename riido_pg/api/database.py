@@ -117,6 +117,8 @@ class Database:
                 yield self._given
                 return
             if self._router is None or self._router.coordinator is not conn:
+                if self._router is not None:  # the caller's connection changed (a new
+                    self._router.close()  # SQLAlchemy transaction): its shards' go too
                 self._router = Router(conn)
             yield self._router
 

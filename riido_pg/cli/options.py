@@ -7,6 +7,7 @@ validation library's wording.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
@@ -43,9 +44,10 @@ def whole(option: str, *, low: int = 1, high: int | None = None) -> Callable[[ob
 
     def parse(value: object) -> int:
         text = str(value).strip()
-        if not text.lstrip("-").isdigit() or not low <= int(text) <= (high or int(text)):
+        number = int(text) if re.fullmatch(r"-?[0-9]+", text) else None
+        if number is None or number < low or (high is not None and number > high):
             raise OptionError(f"{option} must be a whole number {span}, not {value!r}")
-        return int(text)
+        return number
 
     return parse
 
