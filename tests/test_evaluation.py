@@ -413,8 +413,9 @@ def test_replaced_snapshot_is_detected(conn: Any, tmp_path: Path) -> None:
     load_snapshot(conn, stored.snapshot_id, [type_doc("x", "new content")], replace=True)
     with pytest.raises(InvalidInput, match="was replaced"):
         evaluate(conn, stored.snapshot_id)
-    with pytest.raises(InvalidInput, match="snapshots drop"):
+    with pytest.raises(InvalidInput, match=r"drop_snapshot\(\)") as info:
         store_corpus(conn, directory)
+    assert "`riido-pg snapshots drop beir-" in info.value.render(cli=True)
     drop_snapshot(conn, stored.snapshot_id)
     assert store_corpus(conn, directory).action == "stored"
 

@@ -51,18 +51,17 @@ def store(
     **options: Any,
 ) -> LoadResult:
     """Load ``docs`` (or a table's rows) as ``snapshot_id`` on ``conn``; ``options`` are
-    :func:`riido_pg.load_snapshot`'s. A document the server cannot index is named with
-    its source (``table app.functions: document 'f3' has a word of more than ...``)."""
+    :func:`riido_pg.load_snapshot`'s. A row the server cannot index is named with its
+    table (``table app.functions: document 'f3' has a word of more than ...``)."""
     from riido_pg.storage import load_snapshot, load_snapshot_from_table
 
-    where = f"table {docs.name}" if isinstance(docs, Table) else getattr(docs, "where", "")
-    try:
-        if isinstance(docs, Table):
-            return load_snapshot_from_table(
-                conn, snapshot_id, docs.name, docs.id_column, docs.text_column, **options
-            )
+    if not isinstance(docs, Table):
         return load_snapshot(conn, snapshot_id, docs, **options)
+    try:
+        return load_snapshot_from_table(
+            conn, snapshot_id, docs.name, docs.id_column, docs.text_column, **options
+        )
     except InvalidInput as exc:
-        if where and exc.message.startswith("document "):
-            raise type(exc)(f"{where}: {exc.message}", exc.hint) from exc
+        if exc.message.startswith("document "):
+            raise type(exc)(f"table {docs.name}: {exc.message}", exc.hint) from exc
         raise
