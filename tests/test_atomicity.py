@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Database, readers, run_cli
+from support.cli import run_cli
+from support.database import Database
+from support.sessions import readers
 
 from riido_pg import Document, load_snapshot, rank_snapshot
 

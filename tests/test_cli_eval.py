@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Database
-from corpus import replace_line, tie_corpus, write_beir
+from support.corpus import replace_line, tie_corpus, write_beir
+from support.database import Database
 
 from riido_pg.ranking import evaluated_policies
 

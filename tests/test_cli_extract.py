@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from extract_golden import FIXTURE_LANGUAGES, FIXTURES, GOLDEN
+from support.extract_golden import FIXTURE_LANGUAGES, FIXTURES, GOLDEN
 
 
 @pytest.mark.parametrize("lang", FIXTURE_LANGUAGES)

@@ -21,8 +21,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import Database, run_cli, table_locked
-from corpus import write_beir
+from support.cli import run_cli
+from support.corpus import write_beir
+from support.database import Database
+from support.sessions import table_locked
 
 STOPS = {
     "sigint": (signal.SIGINT, 130, "error: interrupted\n"),

@@ -10,8 +10,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from conftest import Database, run_cli
-from corpus import stdlib_functions
+from support.cli import run_cli
+from support.corpus import stdlib_functions
+from support.database import Database
 
 from riido_pg import load_snapshot, rank_snapshot
 from riido_pg.ranking import evaluated_policies

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE, run_cli
+from support.cli import EXAMPLE, run_cli
 
 
 @pytest.mark.slow

@@ -30,7 +30,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from conftest import EXAMPLE, CliResult, run_cli
+from support.cli import EXAMPLE, CliResult, run_cli
 
 from riido_pg.server import migrate
 from riido_pg.server.embedded import (

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from extract_golden import FIXTURE_LANGUAGES, FIXTURES, GOLDEN, render
+from support.extract_golden import FIXTURE_LANGUAGES, FIXTURES, GOLDEN, render
 
 from riido_pg.documents import check_document
 from riido_pg.errors import InvalidInput

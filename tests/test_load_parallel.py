@@ -26,7 +26,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Database, readers, run_cli, table_locked
+from support.cli import run_cli
+from support.database import Database
+from support.sessions import readers, table_locked
 
 from riido_pg import Document, load_snapshot, rank_snapshot
 from riido_pg.documents import read_source
@@ -180,14 +182,8 @@ def _sigkill(db: Database, table: str, caught: Callable[[], object], *args: str)
 
 
 def _state(db: Database) -> dict[str, int]:
-    """Row counts of every riido table, the shared texts and their pending list too."""
-    counts = db.counts()
-    counts.update(
-        texts=db.count("texts"),
-        text_pending=db.count("text_pending"),
-        unreferenced=int(_scalar(db, UNREFERENCED)),
-    )
-    return counts
+    """Row counts of every riido table, and of the texts no document references."""
+    return {**db.counts(), "unreferenced": int(_scalar(db, UNREFERENCED))}
 
 
 def _assert_clean(db: Database) -> None:

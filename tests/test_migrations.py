@@ -11,9 +11,9 @@ import psycopg
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from conftest import Database, create_database, drop_database
 from sqlalchemy import create_engine
 from sqlalchemy.pool import NullPool
+from support.database import Database, create_database, drop_database
 
 from riido_pg.db import SCHEMA_REVISION
 from riido_pg.server import migrate
@@ -71,7 +71,7 @@ def test_models_and_migrations_do_not_drift(db: Database) -> None:
 
 
 def test_cli_on_a_database_without_schema_names_db_upgrade(empty_db: Database, cli: Any) -> None:
-    from conftest import run_cli
+    from support.cli import run_cli
 
     result = run_cli(["query", "s", "x"], dsn=empty_db.dsn)
     assert result.code == 1
@@ -87,7 +87,7 @@ def test_cli_on_a_database_without_schema_names_db_upgrade(empty_db: Database, c
 
 
 def test_unreachable_server_is_an_environment_error() -> None:
-    from conftest import run_cli
+    from support.cli import run_cli
 
     result = run_cli(["query", "s", "x"], dsn="postgresql://nobody@127.0.0.1:1/none")
     assert result.code == 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from conftest import REPO
+from support import REPO
 
 
 def _commands() -> list[str]:

@@ -17,12 +17,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import clusters
 import psycopg
 import pytest
-from conftest import Database, run_cli
-from corpus import generated_corpus, stdlib_functions
 from psycopg.conninfo import make_conninfo
+from support import clusters
+from support.cli import run_cli
+from support.corpus import generated_corpus, stdlib_functions
+from support.database import Database
 
 from riido_pg import Document, load_snapshot, rank_snapshot
 from riido_pg.db import SCHEMA_REVISION

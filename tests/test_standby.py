@@ -11,12 +11,12 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import clusters
 import psycopg
 import pytest
-from conftest import EXAMPLE, run_cli
-from corpus import generated_corpus
 from psycopg.conninfo import make_conninfo
+from support import clusters
+from support.cli import EXAMPLE, run_cli
+from support.corpus import generated_corpus
 
 from riido_pg.server import migrate
 

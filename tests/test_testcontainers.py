@@ -8,7 +8,7 @@ import os
 import socket
 
 import pytest
-from conftest import EXAMPLE, run_cli
+from support.cli import EXAMPLE, run_cli
 
 from riido_pg.server import migrate
 
