@@ -12,17 +12,14 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
-from support.cli import CliResult, run_cli
+from support.cli import Cli, CliResult, run_cli, run_cli_process
 from support.database import Database, create_database, create_template, drop_database
-
-#: ``cli(args, input=..., env=...)``: a CLI run against the module's database.
-Cli = Callable[..., CliResult]
 
 
 def _server_dsn() -> str:
@@ -84,9 +81,21 @@ def conn(db: Database) -> Iterator[psycopg.Connection[Any]]:
 
 @pytest.fixture
 def cli(db: Database) -> Cli:
-    """``cli(args, input=...)`` runs the CLI against this module's database."""
+    """``cli(args, input=...)`` runs the CLI in this process against this module's
+    database (:func:`support.cli.run_cli`)."""
 
     def _run(args: list[str], **kwargs: Any) -> CliResult:
         return run_cli(args, dsn=db.dsn, **kwargs)
+
+    return _run
+
+
+@pytest.fixture
+def cli_process(db: Database) -> Cli:
+    """``cli_process(args, input=...)``: the same as a real ``python -m riido_pg``
+    process (:func:`support.cli.run_cli_process`)."""
+
+    def _run(args: list[str], **kwargs: Any) -> CliResult:
+        return run_cli_process(args, dsn=db.dsn, **kwargs)
 
     return _run

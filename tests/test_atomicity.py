@@ -5,18 +5,15 @@ load, a loading snapshot says so, concurrent loaders of one id fail fast, and
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.cli import run_cli
+from support.cli import run_cli, spawn
 from support.database import Database
-from support.sessions import readers
+from support.sessions import WAIT, readers, wait_for
 
 from riido_pg import Document, load_snapshot, rank_snapshot
 
@@ -34,39 +31,15 @@ def _source(tmp_path: Path, name: str, n: int = N, word: str = "alpha") -> Path:
     return path
 
 
-def _start_load(db: Database, snapshot: str, src: Path, *extra: str) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RIIDO_PG_")}
-    env["RIIDO_PG_DSN"] = db.dsn
-    return subprocess.Popen(
-        [sys.executable, "-m", "riido_pg", "load", snapshot, str(src), *extra],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-
-
-def _wait_for(
-    db: Database, predicate_sql: str, params: tuple[Any, ...], timeout: float = 60
-) -> None:
-    deadline = time.monotonic() + timeout
-    with db.connect() as conn:
-        while time.monotonic() < deadline:
-            row = conn.execute(predicate_sql, params).fetchone()
-            if row and row[0]:
-                return
-            time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for: {predicate_sql}")
-
-
 def _wait_writing(db: Database, snapshot: str) -> None:
     """Until the loader is inside its big write transaction."""
-    _wait_for(
+    wait_for(
         db,
         "SELECT EXISTS (SELECT 1 FROM riido.snapshots WHERE snapshot_id = %s "
         "AND state = 'loading')",
         (snapshot,),
     )
-    _wait_for(
+    wait_for(
         db,
         "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() "
         "AND application_name = 'riido-pg' AND state = 'active' "
@@ -91,8 +64,7 @@ def test_killed_loader_leaves_nothing_queryable_and_rerun_completes(
 ) -> None:
     snapshot = f"killed-{how}"
     src = _source(tmp_path, "big.jsonl")
-    proc = _start_load(db, snapshot, src)
-    try:
+    with spawn(["load", snapshot, str(src)], dsn=db.dsn) as proc:
         _wait_writing(db, snapshot)
         if how == "sigkill":
             proc.send_signal(signal.SIGKILL)
@@ -102,19 +74,15 @@ def test_killed_loader_leaves_nothing_queryable_and_rerun_completes(
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                     "WHERE datname = current_database() AND application_name = 'riido-pg'"
                 )
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+        _, err = proc.communicate(timeout=WAIT)
     if how == "terminate_backend":
         assert proc.returncode == 1
         assert err.decode().startswith("error: ") and err.decode().count("\n") == 1
     # the backend of a killed client rolls back: wait until it is gone
-    _wait_for(
+    wait_for(
         db,
         "SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE "
         "datname = current_database() AND application_name = 'riido-pg')",
-        (),
     )
     assert _documents(db, snapshot) == 0
     query = run_cli(["query", snapshot, "alpha"], dsn=db.dsn)
@@ -131,8 +99,7 @@ def test_killed_loader_leaves_nothing_queryable_and_rerun_completes(
 
 def test_loading_snapshot_and_concurrent_loader(db: Database, tmp_path: Path) -> None:
     src = _source(tmp_path, "big.jsonl")
-    first = _start_load(db, "busy", src)
-    try:
+    with spawn(["load", "busy", str(src)], dsn=db.dsn) as first:
         _wait_writing(db, "busy")
         query = run_cli(["query", "busy", "alpha"], dsn=db.dsn)
         assert query.code == 1
@@ -148,10 +115,7 @@ def test_loading_snapshot_and_concurrent_loader(db: Database, tmp_path: Path) ->
             "try again when it finishes\n"
         )
         assert elapsed < 5  # fails promptly, no waiting for the first loader
-        _out, err = first.communicate(timeout=120)
-    finally:
-        if first.poll() is None:
-            first.kill()
+        _out, err = first.communicate(timeout=WAIT)
     assert first.returncode == 0, err
     assert _documents(db, "busy") == N
 

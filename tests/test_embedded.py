@@ -8,7 +8,8 @@ import os
 from pathlib import Path
 
 import pytest
-from support.cli import EXAMPLE, run_cli
+from support.cli import EXAMPLE
+from support.cli import run_cli_process as run_cli  # the embedded server: real processes
 
 
 @pytest.mark.slow

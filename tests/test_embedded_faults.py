@@ -19,7 +19,6 @@ import re
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -30,7 +29,8 @@ from typing import Any
 
 import psycopg
 import pytest
-from support.cli import EXAMPLE, CliResult, run_cli
+from support.cli import EXAMPLE, CliResult, spawn
+from support.cli import run_cli_process as run_cli  # the embedded server: real processes
 
 from riido_pg.server import migrate
 from riido_pg.server.embedded import (
@@ -279,22 +279,16 @@ def test_unparseable_pid_file_is_replaced(template: Path, home: Home) -> None:
 
 
 def test_three_commands_start_a_fresh_home_at_once(home: Home) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RIIDO_PG_")}
-    env.update(home.env)
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "riido_pg", "hints", "--identifier-hints"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-        )
-        for _ in range(3)
-    ]
     results: list[CliResult] = []
-    for proc in procs:
-        out, err = proc.communicate(EXAMPLE.encode(), timeout=300)
-        results.append(CliResult(proc.returncode, out.decode(), err.decode()))
+    with contextlib.ExitStack() as running:
+        args = ["hints", "--identifier-hints"]
+        procs = [
+            running.enter_context(spawn(args, dsn=None, env=home.env, stdin=subprocess.PIPE))
+            for _ in range(3)
+        ]
+        for proc in procs:
+            out, err = proc.communicate(EXAMPLE.encode(), timeout=300)
+            results.append(CliResult(proc.returncode, out.decode(), err.decode()))
     for result in results:
         assert_example(result)
     assert (home.path / MARKER_NAME).is_file()
@@ -306,29 +300,28 @@ def test_three_commands_start_a_fresh_home_at_once(home: Home) -> None:
 
 
 def test_initdb_killed_midway_is_redone(home: Home) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RIIDO_PG_")}
-    env.update(home.env)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "riido_pg", "hints"],
+    with spawn(
+        ["hints"],
+        dsn=None,
+        env=home.env,
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env=env,
         start_new_session=True,
-    )
-    assert proc.stdin is not None
-    proc.stdin.write(EXAMPLE.encode())
-    proc.stdin.close()
-    deadline = time.monotonic() + 120
-    staging: list[Path] = []
-    while time.monotonic() < deadline and proc.poll() is None:
-        staging = list(home.path.glob(f"{STAGING_PREFIX}*/PG_VERSION"))
-        if staging:
-            break
-        time.sleep(0.01)
-    assert staging, "initdb never started"
-    os.killpg(proc.pid, signal.SIGKILL)  # the CLI, initdb and its bootstrap postgres
-    proc.wait()
+    ) as proc:
+        assert proc.stdin is not None
+        proc.stdin.write(EXAMPLE.encode())
+        proc.stdin.close()
+        deadline = time.monotonic() + 120
+        staging: list[Path] = []
+        while time.monotonic() < deadline and proc.poll() is None:
+            staging = list(home.path.glob(f"{STAGING_PREFIX}*/PG_VERSION"))
+            if staging:
+                break
+            time.sleep(0.01)
+        assert staging, "initdb never started"
+        os.killpg(proc.pid, signal.SIGKILL)  # the CLI, initdb and its bootstrap postgres
+        proc.wait()
     assert not home.pgdata.exists()
     assert list(home.path.glob(f"{STAGING_PREFIX}*"))
 

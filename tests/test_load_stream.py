@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.corpus import write_jsonl
 from support.database import Database
 
 N = 100_050
@@ -37,11 +38,6 @@ def _scalar(db: Database, query: str) -> Any:
         row = conn.execute(query).fetchone()
     assert row is not None
     return row[0]
-
-
-def _jsonl(path: Path, docs: list[dict[str, str]]) -> Path:
-    path.write_text("".join(json.dumps(d) + "\n" for d in docs))
-    return path
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
@@ -87,8 +83,8 @@ DOCS = [
 
 
 def test_order_and_jobs_do_not_change_the_content(cli: Any, db: Database, tmp_path: Path) -> None:
-    src = _jsonl(tmp_path / "a.jsonl", DOCS)
-    shuffled = _jsonl(tmp_path / "b.jsonl", DOCS[::-1][5:] + DOCS[::-1][:5])
+    src = write_jsonl(tmp_path / "a.jsonl", DOCS)
+    shuffled = write_jsonl(tmp_path / "b.jsonl", DOCS[::-1][5:] + DOCS[::-1][:5])
     loaded = cli(["load", "order", str(src), "--jobs", "1"])
     assert (loaded.code, loaded.stdout) == (0, "loaded snapshot 'order' (40 documents)\n")
     before = db.counts()
@@ -125,10 +121,10 @@ def test_a_refused_change_stores_nothing(
         docs.append({"id": "f999", "text": "def another_new_text(): pass"})
     else:
         docs[9]["id"] = "f009-renamed"
-    first = cli(["load", "refuse", str(_jsonl(tmp_path / "a.jsonl", DOCS))])
+    first = cli(["load", "refuse", str(write_jsonl(tmp_path / "a.jsonl", DOCS))])
     assert first.code == 0 and first.stdout.endswith("snapshot 'refuse' (40 documents)\n")
     before = db.counts()
-    changed = _jsonl(tmp_path / "changed.jsonl", docs)
+    changed = write_jsonl(tmp_path / "changed.jsonl", docs)
     refused = cli(["load", "refuse", str(changed), "--jobs", jobs])
     assert (refused.code, refused.stdout, refused.stderr) == (
         2,
@@ -147,7 +143,7 @@ def test_a_text_postgresql_cannot_index_late_in_the_file_stores_nothing(
     (tests/test_limits.py)."""
     docs = [{"id": f"w{i:05d}", "text": f"def word_{i}(): pass"} for i in range(7_000)]
     docs[6_500]["text"] = "ok " + "x" * 3_000
-    path = _jsonl(tmp_path / "long.jsonl", docs)
+    path = write_jsonl(tmp_path / "long.jsonl", docs)
     before = db.counts()
     result = cli(["load", "long", str(path), "--jobs", "2"])
     assert (result.code, result.stdout, result.stderr) == (
@@ -184,10 +180,12 @@ def test_the_document_named_is_the_one_postgresql_cannot_index(
         {"id": "b-long", "text": "ok " + "é" * 1_024},  # 2,048 bytes
     ]
     before = db.counts()
-    result = cli(["load", "boundary", str(_jsonl(tmp_path / "b.jsonl", docs)), "--jobs", "2"])
+    result = cli(["load", "boundary", str(write_jsonl(tmp_path / "b.jsonl", docs)), "--jobs", "2"])
     assert (result.code, result.stdout) == (2, "")
     assert result.stderr.startswith("error: document 'b-long' has a word of "), result.stderr
     assert db.counts() == before
-    fine = cli(["load", "boundary", str(_jsonl(tmp_path / "a.jsonl", docs[:1])), "--jobs", "2"])
+    fine = cli(
+        ["load", "boundary", str(write_jsonl(tmp_path / "a.jsonl", docs[:1])), "--jobs", "2"]
+    )
     assert (fine.code, fine.stdout) == (0, "loaded snapshot 'boundary' (1 document)\n")
     assert cli(["snapshots", "drop", "boundary"]).code == 0

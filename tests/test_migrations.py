@@ -13,6 +13,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine
 from sqlalchemy.pool import NullPool
+from support.cli import run_cli
 from support.database import Database, create_database, drop_database
 
 from riido_pg.db import SCHEMA_REVISION
@@ -71,8 +72,6 @@ def test_models_and_migrations_do_not_drift(db: Database) -> None:
 
 
 def test_cli_on_a_database_without_schema_names_db_upgrade(empty_db: Database, cli: Any) -> None:
-    from support.cli import run_cli
-
     result = run_cli(["query", "s", "x"], dsn=empty_db.dsn)
     assert result.code == 1
     assert result.stderr == (
@@ -87,8 +86,6 @@ def test_cli_on_a_database_without_schema_names_db_upgrade(empty_db: Database, c
 
 
 def test_unreachable_server_is_an_environment_error() -> None:
-    from support.cli import run_cli
-
     result = run_cli(["query", "s", "x"], dsn="postgresql://nobody@127.0.0.1:1/none")
     assert result.code == 1
     assert result.stderr.startswith("error: cannot connect to PostgreSQL: ")

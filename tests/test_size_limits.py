@@ -19,7 +19,6 @@ import io
 import json
 import random
 import string
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -37,7 +36,6 @@ from riido_pg import (
     load_snapshot,
     rank_snapshot,
 )
-from riido_pg import cli as riido_cli
 from riido_pg.documents import (
     MAX_DOCUMENT_BYTES,
     MAX_DOCUMENTS_PER_REQUEST,
@@ -116,39 +114,18 @@ def test_request_byte_limit_is_documented_and_counts_bytes_before_parsing(
         assert str(err.value) == message
 
 
-def _run_in_process(
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    db: Any,
-    args: list[str],
-    stdin: bytes,
-) -> tuple[int, str, str]:
-    """``riido-pg ARGS`` in this process, so a limit constant can be lowered for it."""
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
-    monkeypatch.setenv("RIIDO_PG_DSN", db.dsn)
-    code = 0
-    try:
-        riido_cli.main(args)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_cli_hints_applies_the_request_byte_limit(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], db: Any
+    monkeypatch: pytest.MonkeyPatch, cli: Any
 ) -> None:
+    """In this process (the ``cli`` fixture), so the limit can be lowered for it."""
     data = _request(3, query="w2")
     monkeypatch.setattr(documents, "MAX_REQUEST_BYTES", len(data))
-    code, out, err = _run_in_process(monkeypatch, capsys, db, ["hints"], data)
-    assert (code, err) == (0, "")
-    assert json.loads(out)["candidates"][0]["id"] == "d000002"
+    result = cli(["hints"], input=data)
+    assert (result.code, result.stderr) == (0, "")
+    assert json.loads(result.stdout)["candidates"][0]["id"] == "d000002"
     monkeypatch.setattr(documents, "MAX_REQUEST_BYTES", len(data) - 1)
-    assert _run_in_process(monkeypatch, capsys, db, ["hints"], data) == (
-        2,
-        "",
-        f"error: stdin: request is larger than {len(data) - 1} bytes\n",
-    )
+    message = f"stdin: request is larger than {len(data) - 1} bytes"
+    _one_error_line(cli(["hints"], input=data), message)
 
 
 class _CountingStdin(io.RawIOBase):
@@ -169,17 +146,12 @@ class _CountingStdin(io.RawIOBase):
 
 
 def test_cli_hints_stops_reading_stdin_past_the_byte_limit(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], db: Any
+    monkeypatch: pytest.MonkeyPatch, cli: Any
 ) -> None:
     limit = 1_000
     raw = _CountingStdin(8 * 1024 * 1024)
     monkeypatch.setattr(documents, "MAX_REQUEST_BYTES", limit)
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(raw)))
-    monkeypatch.setenv("RIIDO_PG_DSN", db.dsn)
-    with pytest.raises(SystemExit) as exit_:
-        riido_cli.main(["hints"])
-    assert exit_.value.code == 2
-    assert capsys.readouterr().err == f"error: stdin: request is larger than {limit} bytes\n"
+    _one_error_line(cli(["hints"], input=raw), f"stdin: request is larger than {limit} bytes")
     assert raw.consumed <= limit + 1 + 64 * 1024  # a buffer's worth of slack
 
 

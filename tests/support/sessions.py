@@ -47,13 +47,13 @@ def wait_for(
     db: Database, query: str, params: tuple[Any, ...] = (), *, timeout: float = WAIT
 ) -> Any:
     """Run ``query`` (one value) on ``db`` until its value is true; return the value."""
+    with db.connect() as conn:
 
-    def probe() -> Any:
-        with db.connect() as conn:
+        def probe() -> Any:
             row = conn.execute(query, params).fetchone()
-        return row[0] if row else None
+            return row[0] if row else None
 
-    return wait_until(probe, f"{query} {params or ''}".strip(), timeout=timeout)
+        return wait_until(probe, f"{query} {params or ''}".strip(), timeout=timeout)
 
 
 @contextmanager
