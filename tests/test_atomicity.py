@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from support.cli import run_cli, spawn
 from support.database import Database
-from support.sessions import WAIT, readers, wait_for
+from support.sessions import WAIT, readers, wait_for, wait_read
 
 from riido_pg import Document, load_snapshot, rank_snapshot
 
@@ -141,10 +141,11 @@ def test_replace_is_atomic_for_concurrent_readers(db: Database) -> None:
             seen.append("mixed")
 
     with readers(db, reader) as errors:
-        time.sleep(0.3)
+        wait_read(seen, errors, "old")
         with db.connect() as conn:
             assert load_snapshot(conn, "swap", new, replace=True).action == "replaced"
-        time.sleep(0.3)
+        # a few reads of the new content: a read begun before the swap has ended
+        wait_read(seen, errors, "new", times=6)
     assert not errors, errors
     assert "mixed" not in seen
     assert seen[0] == "old" and seen[-1] == "new"

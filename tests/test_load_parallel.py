@@ -26,7 +26,7 @@ from typing import Any
 import pytest
 from support.cli import run_cli, spawn
 from support.database import Database
-from support.sessions import WAIT, readers, table_locked, wait_for, wait_until
+from support.sessions import WAIT, readers, table_locked, wait_for, wait_read, wait_until
 
 from riido_pg import Document, load_snapshot, rank_snapshot
 from riido_pg.documents import read_source
@@ -371,7 +371,7 @@ def test_parallel_replace_is_atomic_for_concurrent_readers(db: Database) -> None
             replace_errors.append(exc)
 
     with readers(db, reader) as errors:
-        time.sleep(0.3)
+        wait_read(seen, errors, "old")
         with db.connect() as holder, db.connect() as loader:
             # hold the snapshot's row: the replace waits inside its last transaction,
             # its new content written under the hidden row
@@ -396,7 +396,8 @@ def test_parallel_replace_is_atomic_for_concurrent_readers(db: Database) -> None
             assert "new" not in seen
             holder.execute("COMMIT")
             writer.join(timeout=WAIT)
-        time.sleep(0.3)
+        # a few reads of the new content: a read begun before the swap has ended
+        wait_read(seen, errors, "new", times=6)
     assert not errors + replace_errors, errors + replace_errors
     assert [r.action for r in results] == ["replaced"]
     assert "mixed" not in seen

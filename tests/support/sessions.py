@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -20,7 +20,15 @@ from psycopg.conninfo import make_conninfo
 
 from support.database import Database
 
-__all__ = ["WAIT", "login_role", "readers", "table_locked", "wait_for", "wait_until"]
+__all__ = [
+    "WAIT",
+    "login_role",
+    "readers",
+    "table_locked",
+    "wait_for",
+    "wait_read",
+    "wait_until",
+]
 
 #: Seconds to wait for a state before the test fails.
 WAIT = 180.0
@@ -109,6 +117,16 @@ def readers(
         stop.set()
         for t in threads:
             t.join()
+
+
+def wait_read(
+    seen: Sequence[object], errors: Sequence[BaseException], value: object, *, times: int = 1
+) -> None:
+    """Until :func:`readers` have recorded ``value`` in ``seen`` ``times`` times, or one
+    of them failed (for the caller to assert on ``errors``)."""
+    wait_until(
+        lambda: errors or seen.count(value) >= times, f"readers to see {value!r} {times} time(s)"
+    )
 
 
 @contextmanager
