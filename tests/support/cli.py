@@ -8,7 +8,9 @@ the model cache (:func:`riido_pg.ranking.model_hints.model_named`) are reset
 afterwards, and an exception ``main()`` lets through (``--debug``) becomes a
 traceback on stderr and exit 1, as the interpreter does. Its result is what
 :func:`run_cli_process` gives for the same call; ``tests/test_cli_runner.py`` checks
-that they agree.
+that they agree. One difference is on purpose: a warning raised during the run is an
+error, as everywhere in the suite (pytest's ``filterwarnings``), where a process
+would print it or stay silent.
 
 :func:`run_cli_process` and :func:`spawn` start ``python -m riido_pg``: for what a
 process is needed for (signals, a process killed mid-work, the embedded server,
