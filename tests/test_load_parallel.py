@@ -381,21 +381,25 @@ def test_parallel_replace_is_atomic_for_concurrent_readers(db: Database) -> None
             )
             writer = threading.Thread(target=replace, args=(loader,))
             writer.start()
-            pid = loader.info.backend_pid
-            wait_for(
-                db,
-                "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = %s "
-                "AND wait_event_type = 'Lock')",
-                (pid,),
-            )
-            assert _states(db, "swap") == ["ready", "replacing"]
-            listed = run_cli(["snapshots", "list", "--format", "json"], dsn=db.dsn)
-            assert listed.code == 0, listed.stderr
-            rows = {r["id"]: r["documents"] for r in json.loads(listed.stdout)}
-            assert rows["swap"] == len(old) and hidden not in rows
-            assert "new" not in seen
-            holder.execute("COMMIT")
-            writer.join(timeout=WAIT)
+            try:
+                pid = loader.info.backend_pid
+                wait_for(
+                    db,
+                    "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = %s "
+                    "AND wait_event_type = 'Lock')",
+                    (pid,),
+                )
+                assert _states(db, "swap") == ["ready", "replacing"]
+                listed = run_cli(["snapshots", "list", "--format", "json"], dsn=db.dsn)
+                assert listed.code == 0, listed.stderr
+                rows = {r["id"]: r["documents"] for r in json.loads(listed.stdout)}
+                assert rows["swap"] == len(old) and hidden not in rows
+                assert "new" not in seen
+            finally:
+                # also when an assertion fails: closing `loader` while the writer
+                # waits on it for the holder's lock would never return
+                holder.execute("COMMIT")
+                writer.join(timeout=WAIT)
         # a few reads of the new content: a read begun before the swap has ended
         wait_read(seen, errors, "new", times=6)
     assert not errors + replace_errors, errors + replace_errors
