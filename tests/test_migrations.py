@@ -14,7 +14,7 @@ from alembic.runtime.migration import MigrationContext
 from sqlalchemy import create_engine
 from sqlalchemy.pool import NullPool
 from support.cli import run_cli
-from support.database import Database, create_database, drop_database
+from support.database import RIIDO_TABLES, Database, create_database, drop_database
 
 from riido_pg.db import SCHEMA_REVISION
 from riido_pg.server import migrate
@@ -48,6 +48,12 @@ def test_upgrade_downgrade_upgrade(empty_db: Database) -> None:
     assert _tables(empty_db.dsn) <= {"alembic_version"}
     migrate.upgrade(empty_db.dsn)
     assert migrate.current(empty_db.dsn) == SCHEMA_REVISION
+
+
+def test_the_stored_nothing_checks_count_every_table(db: Database) -> None:
+    """Database.counts() (the tests' "stored nothing") covers every table there is."""
+    assert set(RIIDO_TABLES) == _tables(db.dsn) - {"alembic_version"}
+    assert set(db.counts()) == set(RIIDO_TABLES)
 
 
 def test_models_and_migrations_do_not_drift(db: Database) -> None:
