@@ -11,7 +11,7 @@ import typer
 from riido_pg.cli.context import note
 from riido_pg.errors import InvalidInput
 
-__all__ = ["ExcludeOpt", "IncludeVendoredOpt", "LangOpt", "extract"]
+__all__ = ["ExcludeOpt", "IncludeVendoredOpt", "LangOpt", "RevOpt", "extract"]
 
 LangOpt = Annotated[
     list[str] | None,
@@ -28,6 +28,16 @@ ExcludeOpt = Annotated[
         "--exclude",
         metavar="GLOB",
         help="Leave out paths matching this gitignore-style pattern; repeatable.",
+        show_default=False,
+    ),
+]
+RevOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--rev",
+        metavar="REV",
+        help="Read the tree of this git revision of the repository at DIR, without "
+        "checking it out (a branch, tag or commit).",
         show_default=False,
     ),
 ]
@@ -59,6 +69,7 @@ def extract(
     lang: LangOpt = None,
     exclude: ExcludeOpt = None,
     include_vendored: IncludeVendoredOpt = False,
+    rev: RevOpt = None,
 ) -> None:
     """Write one JSON line {"id","text","metadata"} per function or method in DIR."""
     from riido_pg.extract import ExtractStats, iter_functions, write_jsonl
@@ -73,6 +84,7 @@ def extract(
         excludes=exclude or (),
         include_vendored=include_vendored,
         stats=stats,
+        rev=rev,
     )
     with output_file(target) as raw:
         text = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
@@ -83,4 +95,6 @@ def extract(
             raise InvalidInput(
                 f"{directory}: no functions in a supported language: {stats.describe()}"
             )
-    note(stats.describe())
+    from riido_pg.extract.walk import describe
+
+    note(describe(stats))

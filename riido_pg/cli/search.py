@@ -30,7 +30,7 @@ from riido_pg.cli.context import (
     select_policy,
     settings,
 )
-from riido_pg.cli.extract import ExcludeOpt, IncludeVendoredOpt, LangOpt
+from riido_pg.cli.extract import ExcludeOpt, IncludeVendoredOpt, LangOpt, RevOpt
 from riido_pg.errors import ConflictingOptions
 from riido_pg.storage.loading import LoadResult
 from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG
@@ -106,6 +106,7 @@ def load(
     lang: LangOpt = None,
     exclude: ExcludeOpt = None,
     include_vendored: IncludeVendoredOpt = False,
+    rev: RevOpt = None,
     from_table: Annotated[
         str | None,
         typer.Option(
@@ -159,6 +160,8 @@ def load(
     n_jobs = jobs if jobs is not None else default_jobs()
     if model is not None:
         load_model(model)  # an unknown or uninstalled model fails before any work
+    if rev is not None and from_table is not None:
+        raise ConflictingOptions("--rev reads a git repository given as SOURCE, not a table")
     if (source is None) == (from_table is None):
         raise ConflictingOptions("give a SOURCE to load, or --from-table SCHEMA.TABLE, not both")
     if from_table is not None:
@@ -178,7 +181,11 @@ def load(
         _loaded(result, model if embedded else None)
         return
     assert source is not None
-    tree = source.is_dir() and not (source / "corpus.jsonl").exists()
+    if rev is not None:
+        from riido_pg.extract.gittree import open_revision
+
+        open_revision(source, rev)  # a bad repository or revision costs no connection
+    tree = source.is_dir() and (rev is not None or not (source / "corpus.jsonl").exists())
     if not tree and (lang or exclude or include_vendored):
         raise ConflictingOptions(
             f"--lang, --exclude and --include-vendored apply to a source tree, not to {source}"
@@ -195,6 +202,7 @@ def load(
                 include_vendored=include_vendored,
                 stats=stats,
                 progress=progress,
+                rev=rev,
             )
         else:
             docs = read_source(source, snapshot_id=snapshot_id)
@@ -210,7 +218,9 @@ def load(
             )
             embedded = embed(conn, snapshot_id, model, progress)
     if tree:
-        note(stats.describe())
+        from riido_pg.extract.walk import describe
+
+        note(describe(stats))
     _loaded(result, model if embedded else None)
 
 

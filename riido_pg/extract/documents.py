@@ -44,11 +44,13 @@ def tree_documents(
     include_vendored: bool = False,
     stats: ExtractStats | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    rev: str | None = None,
 ) -> DocumentStream:
     """The functions under ``root`` as checked documents, extracted as they are
     consumed (a load streams them). ``progress`` gets ("files", files seen, 0) and
     ("functions", functions, 0) as the walk advances; the stream raises InvalidInput
-    at its end when the tree held no function in a supported language."""
+    at its end when the tree held no function in a supported language. ``rev``: the
+    tree of that git revision (``iter_functions``)."""
     counts = stats if stats is not None else ExtractStats()
 
     def on_file(_rel: str) -> None:
@@ -64,6 +66,7 @@ def tree_documents(
             include_vendored=include_vendored,
             stats=counts,
             on_file=on_file,
+            rev=rev,
         ):
             if unindexable(function.text):
                 counts.skipped_unindexable += 1
