@@ -1,0 +1,168 @@
+"""``riido-pg corpus history``, ``extract --rev`` and ``load --rev`` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import Database, run_cli
+from gitrepos import Repo
+
+PY = "def {name}(x):\n    return x + {n}\n"
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
+    r = Repo(tmp_path_factory.mktemp("cli") / "tool")
+    r.write("pkg/core.py", PY.format(name="load", n=1) + "\n\n" + PY.format(name="save", n=2))
+    r.write("pkg/extra.go", "package pkg\n\nfunc Extra() int { return 1 }\n")
+    r.write(".gitignore", "*.tmp.py\n")
+    r.write("pkg/scratch.tmp.py", PY.format(name="scratch", n=0))
+    r.commit("Start the tool with a loader")
+    for n in range(3, 9):
+        r.write("pkg/core.py", PY.format(name="load", n=n) + "\n\n" + PY.format(name="save", n=2))
+        r.commit(f"Make the loader add {n} to every value")
+    r.commit("Bump version to 2.0")
+    return r
+
+
+def cli(args: list[str], **kwargs: Any) -> Any:
+    return run_cli(args, dsn=None, **kwargs)
+
+
+def test_corpus_history_writes_a_corpus(repo: Repo, tmp_path: Path) -> None:
+    out = tmp_path / "corpus"
+    result = cli(["corpus", "history", str(repo.path), "--output", str(out), "--max", "3"])
+    assert (result.code, result.stderr) == (0, "")
+    assert result.stdout == f"wrote {out}: 3 questions from 4 commits (skipped: 1 release)\n"
+    lines = (out / "queries.jsonl").read_text().splitlines()
+    assert [json.loads(line)["text"] for line in lines] == [
+        f"Make the loader add {n} to every value" for n in (8, 7, 6)
+    ]
+    qrels = (out / "qrels" / "test.tsv").read_text().splitlines()
+    assert qrels[0] == "query-id\tcorpus-id\tscore"
+    assert [line.split("\t")[1:] for line in qrels[1:]] == [["pkg/core.py:load:1", "1"]] * 3
+    again = tmp_path / "again"
+    cli(["corpus", "history", str(repo.path), "--output", str(again), "--max", "3"])
+    for rel in ("history.json", "queries.jsonl", "qrels/test.tsv"):
+        assert (out / rel).read_bytes() == (again / rel).read_bytes()
+    refused = cli(["corpus", "history", str(repo.path), "--output", str(out)])
+    assert (refused.code, refused.stderr) == (
+        2,
+        f"error: {out}: holds a history corpus already; add --replace to rebuild\n",
+    )
+    replaced = cli(["corpus", "history", str(repo.path), "--output", str(out), "--replace"])
+    assert replaced.code == 0 and "6 questions from 8 commits" in replaced.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--until", "nope"], 2, "{repo}: no commit named 'nope'"),
+        (["--max", "0"], 2, "Invalid value for '--max'"),
+        (["--max-targets", "0"], 2, "Invalid value for '--max-targets'"),
+        (["--lang", "cobol"], 2, "unknown language cobol"),
+        (["--until", "HEAD", "--since", "HEAD~1"], 2, "{repo}: no qualifying commit: 0 questions"),
+        (["--name", "a/b"], 2, "--name 'a/b'"),
+    ],
+)
+def test_corpus_history_bad_input(
+    repo: Repo, tmp_path: Path, args: list[str], code: int, message: str
+) -> None:
+    out = tmp_path / "c"
+    result = cli(["corpus", "history", str(repo.path), "--output", str(out), *args])
+    assert result.code == code and result.stdout == ""
+    assert result.stderr.startswith("error: ") and result.stderr.count("\n") == 1
+    assert message.format(repo=repo.path) in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_corpus_history_bad_repository(repo: Repo, tmp_path: Path) -> None:
+    out = str(tmp_path / "c")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    result = cli(["corpus", "history", str(plain), "--output", out])
+    assert (result.code, result.stderr) == (2, f"error: {plain}: not a git repository\n")
+    result = cli(
+        ["corpus", "history", str(repo.path), "--output", out], env={"PATH": "/nonexistent"}
+    )
+    assert (result.code, result.stderr) == (
+        1,
+        "error: git is not installed (no git on PATH); install git to read a revision\n",
+    )
+    missing = cli(["corpus", "history", str(repo.path), "--output", str(tmp_path / "a" / "b")])
+    assert missing.code == 2 and "no such directory" in missing.stderr
+    assert list(tmp_path.iterdir()) == [plain]
+
+
+def test_extract_rev_is_the_checkout(repo: Repo, tmp_path: Path) -> None:
+    rev = repo.git("rev-parse", "HEAD~4")
+    from_rev = cli(["extract", str(repo.path), "--rev", rev])
+    assert from_rev.code == 0, from_rev.stderr
+    checkout = tmp_path / "checkout"
+    repo.git("worktree", "add", "-q", "--detach", str(checkout), rev)
+    try:
+        from_dir = cli(["extract", str(checkout)])
+    finally:
+        repo.git("worktree", "remove", "--force", str(checkout))
+    assert from_rev.stdout == from_dir.stdout and '"pkg/core.py:load:1"' in from_rev.stdout
+    assert (
+        from_rev.stderr
+        == from_dir.stderr
+        == "note: 3 functions in 3 files (1 unsupported, 1 ignored)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "message"),
+    [
+        (["--rev", "nope"], 2, "error: {repo}: no commit named 'nope'\n"),
+        (["--rev", "-p"], 2, "error: '-p' is not a revision\n"),
+    ],
+)
+def test_extract_rev_errors(repo: Repo, args: list[str], code: int, message: str) -> None:
+    result = cli(["extract", str(repo.path), *args])
+    assert (result.code, result.stdout, result.stderr) == (code, "", message.format(repo=repo.path))
+
+
+def test_extract_rev_needs_a_repository_and_git(repo: Repo, tmp_path: Path) -> None:
+    result = cli(["extract", str(tmp_path), "--rev", "HEAD"])
+    assert (result.code, result.stderr) == (2, f"error: {tmp_path}: not a git repository\n")
+    result = cli(["extract", str(repo.path), "--rev", "HEAD"], env={"PATH": "/nonexistent"})
+    assert result.code == 1 and result.stderr.startswith("error: git is not installed")
+
+
+def test_load_rev(repo: Repo, db: Database, tmp_path: Path) -> None:
+    rev = repo.git("rev-parse", "HEAD~2")
+    loaded = run_cli(["load", "tool@rev", str(repo.path), "--rev", rev], dsn=db.dsn)
+    assert loaded.code == 0, loaded.stderr
+    assert loaded.stdout == "loaded snapshot 'tool@rev' (3 documents)\n"
+    query = run_cli(["query", "tool@rev", "add seven", "--format", "json"], dsn=db.dsn)
+    ids = [c["id"] for c in json.loads(query.stdout)["candidates"]]
+    assert sorted(ids) == ["pkg/core.py:load:1", "pkg/core.py:save:5", "pkg/extra.go:Extra:3"]
+    checkout = tmp_path / "checkout"
+    repo.git("worktree", "add", "-q", "--detach", str(checkout), rev)
+    try:  # the same documents: loading the checkout under that id changes nothing
+        same = run_cli(["load", "tool@rev", str(checkout)], dsn=db.dsn)
+    finally:
+        repo.git("worktree", "remove", "--force", str(checkout))
+    assert same.stdout == "unchanged: snapshot 'tool@rev' (3 documents)\n"
+    other = run_cli(["load", "tool@rev", str(repo.path), "--rev", "HEAD~6"], dsn=db.dsn)
+    assert other.code == 2 and "different content" in other.stderr
+
+
+def test_load_rev_errors_store_nothing(repo: Repo, db: Database, tmp_path: Path) -> None:
+    before = db.counts()
+    bad = run_cli(["load", "x", str(repo.path), "--rev", "nope"], dsn=db.dsn)
+    assert (bad.code, bad.stderr) == (2, f"error: {repo.path}: no commit named 'nope'\n")
+    table = run_cli(["load", "x", "--from-table", "a.b", "--rev", "HEAD"], dsn=db.dsn)
+    assert table.code == 2 and "--rev" in table.stderr
+    plain = run_cli(["load", "x", str(tmp_path), "--rev", "HEAD"], dsn=db.dsn)
+    assert (plain.code, plain.stderr) == (2, f"error: {tmp_path}: not a git repository\n")
+    gitless = run_cli(
+        ["load", "x", str(repo.path), "--rev", "HEAD"], dsn=db.dsn, env={"PATH": "/nonexistent"}
+    )
+    assert gitless.code == 1 and gitless.stderr.startswith("error: git is not installed")
+    assert db.counts() == before
