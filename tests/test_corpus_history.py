@@ -29,7 +29,7 @@ from riido_pg.corpora.history import (
 from riido_pg.corpora.history.subjects import clean_subject, judge_subject
 from riido_pg.corpora.history.targets import Span, innermost
 from riido_pg.errors import InvalidCorpus, InvalidInput, OutputError
-from riido_pg.extract import iter_functions
+from riido_pg.extract import Function, iter_functions
 from riido_pg.extract.git import NotARepository, UnknownRevision
 
 APP = """import os
@@ -561,18 +561,20 @@ def nested_spans(draw: st.DrawFn) -> list[tuple[int, int]]:
     return spans
 
 
-@given(nested_spans(), st.integers(0, 42), st.booleans())
-def test_innermost_is_the_tightest_span(
-    spans: list[tuple[int, int]], line: int, insert: bool
+@given(nested_spans(), st.integers(0, 42), st.booleans(), st.sets(st.integers(0, 20)))
+def test_innermost_is_the_tightest_kept_span(
+    spans: list[tuple[int, int]], line: int, insert: bool, dropped: set[int]
 ) -> None:
-    found = function_spans_of(spans)
+    found = [
+        Span(first, last, Function(f"f{i}", "", {}))  # type: ignore[typeddict-item]
+        for i, (first, last) in enumerate(spans)
+    ]
+    found.sort(key=lambda s: (s.first, -s.last))
+
+    def keep(span: Span) -> bool:  # e.g. a function a load leaves out
+        return int(span.function.id[1:]) not in dropped
+
     low, high = (line, line + 1) if insert else (line, line)
-    got = innermost(found, [s.first for s in found], low, high)
-    containing = [s for s in found if s.first <= low and high <= s.last]
-    want = max(containing, key=lambda s: (s.first, -s.last), default=None)
-    assert got == want
-
-
-def function_spans_of(spans: list[tuple[int, int]]) -> list[Span]:
-    out = [Span(first, last, f"f{first}-{last}", True) for first, last in spans]
-    return sorted(out, key=lambda s: (s.first, -s.last))
+    got = innermost(found, [s.first for s in found], low, high, keep)
+    containing = [s for s in found if s.first <= low and high <= s.last and keep(s)]
+    assert got == max(containing, key=lambda s: (s.first, -s.last), default=None)

@@ -211,7 +211,7 @@ class RevisionTree:
     #: The repository's ``info/exclude``, read at the root (None: not applied).
     info_exclude: Path | None = None
     listings: dict[str, list[Item]] = field(default_factory=dict)
-    #: Blobs read ahead (ignore files), by id.
+    #: Ignore files' blobs, by id (read ahead by :meth:`preload`, or when first used).
     blobs: dict[str, tuple[str, int, bytes | None] | None] = field(default_factory=dict)
 
     def scan(self, path: str) -> list[Item]:
@@ -263,10 +263,9 @@ class RevisionTree:
         if item.kind != "file":
             stats.problem(rel, "ignore file not read: is a directory")
             return []
-        if item.path in self.blobs:
-            found = self.blobs[item.path]
-        else:
-            found = self.cat.get(item.path, MAX_IGNORE_FILE_BYTES)
+        if item.path not in self.blobs:
+            self.blobs[item.path] = self.cat.get(item.path, MAX_IGNORE_FILE_BYTES)
+        found = self.blobs[item.path]
         if found is None:
             stats.problem(rel, "ignore file not read: object missing from the repository")
             return []

@@ -197,7 +197,10 @@ class DiskTree:
 
 
 def _directory_spec(tree: Tree, path: str, base: str, stats: ExtractStats) -> GitIgnoreSpec | None:
-    lines = tree.ignore_lines(path, base, stats)
+    return _compile(tree.ignore_lines(path, base, stats), base, stats)
+
+
+def _compile(lines: Sequence[str], base: str, stats: ExtractStats) -> GitIgnoreSpec | None:
     if not any(line.strip() and not line.startswith("#") for line in lines):
         return None
     spec, bad = compile_lines(lines)
@@ -287,12 +290,14 @@ class PathFinder:
     the whole tree: the same rules, applied down that path's directories only.
 
     ``specs`` caches each directory's ignore spec by its handle (a git tree id is
-    its content, so one finder's cache may serve several trees of one repository).
+    its content, so one finder's cache may serve several trees of one repository),
+    ``compiled`` each spec by its lines.
     """
 
     excludes: GitIgnoreSpec | None
     include_vendored: bool
     specs: dict[tuple[str, bool], GitIgnoreSpec | None] = field(default_factory=dict)
+    compiled: dict[tuple[str, ...], GitIgnoreSpec | None] = field(default_factory=dict)
 
     def find(self, tree: Tree, rel: str) -> Entry | None:
         """The walk's entry for ``rel``, or None when the walk would not list it."""
@@ -301,7 +306,10 @@ class PathFinder:
         for i, name in enumerate(parts):
             key = (path, not base)
             if key not in self.specs:
-                self.specs[key] = _directory_spec(tree, path, base, ExtractStats())
+                lines = tuple(tree.ignore_lines(path, base, ExtractStats()))
+                if lines not in self.compiled:
+                    self.compiled[lines] = _compile(lines, base, ExtractStats())
+                self.specs[key] = self.compiled[lines]
             rules = rules.with_directory(base, self.specs[key])
             try:
                 item = next((it for it in tree.scan(path) if it.name == name), None)

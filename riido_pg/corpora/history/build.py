@@ -147,6 +147,7 @@ class _Context:
     cat: CatFile
     shallow: frozenset[str]
     listings: dict[str, list[Item]] = field(default_factory=dict)
+    blobs: dict[str, tuple[str, int, bytes | None] | None] = field(default_factory=dict)
 
 
 def _question(ctx: _Context, record: list[bytes]) -> HistoryQuestion | str:
@@ -174,9 +175,11 @@ def _question(ctx: _Context, record: list[bytes]) -> HistoryQuestion | str:
     if found is None or found[2] is None or not found[2].startswith(b"tree "):
         return "missing_objects"
     root = found[2][5 : found[2].index(b"\n")].decode("ascii")
-    # listings are shared between commits: a tree id is its content
+    # listings and ignore files are shared between commits: an object id is its content
     exclude = ctx.repository.info_exclude
-    tree = RevisionTree(ctx.cat, root, len(parent) // 2, exclude, listings=ctx.listings)
+    tree = RevisionTree(
+        ctx.cat, root, len(parent) // 2, exclude, listings=ctx.listings, blobs=ctx.blobs
+    )
     limit = ctx.options.max_targets
     try:
         targets = old_side_targets(tree, ctx.finder, ctx.selected, sides, limit)

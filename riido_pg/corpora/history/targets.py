@@ -29,7 +29,7 @@ extracted whole.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from riido_pg.corpora.history.diffs import OldSide
@@ -50,12 +50,11 @@ class MissingObjects(Exception):
 
 @dataclass(frozen=True, slots=True)
 class Span:
-    """A function's lines (1-based, inclusive) and whether it may be a target."""
+    """A function's lines, 1-based and inclusive."""
 
     first: int
     last: int
-    id: str
-    eligible: bool
+    function: Function
 
 
 def _first_line(function: Function) -> int:
@@ -66,30 +65,33 @@ def _first_line(function: Function) -> int:
 
 def function_spans(functions: Iterable[Function]) -> list[Span]:
     """The spans of a file's functions, sorted by first line (outer before inner)."""
-    spans = [
-        Span(
-            _first_line(f),
-            f.metadata["end_line"],
-            f.id,
-            not is_test_or_doc(f.metadata["path"], f.metadata["qualname"])
-            and not any(c in f.id for c in "\t\r\n"),
-        )
-        for f in functions
-    ]
+    spans = [Span(_first_line(f), f.metadata["end_line"], f) for f in functions]
     spans.sort(key=lambda s: (s.first, -s.last))
     return spans
 
 
-def innermost(spans: Sequence[Span], firsts: Sequence[int], low: int, high: int) -> Span | None:
-    """The innermost span containing lines ``low`` … ``high`` (``firsts``: the spans'
-    first lines, for bisection)."""
+def innermost(
+    spans: Sequence[Span],
+    firsts: Sequence[int],
+    low: int,
+    high: int,
+    keep: Callable[[Span], bool],
+) -> Span | None:
+    """The innermost span containing lines ``low`` … ``high`` among those ``keep``
+    accepts (``firsts``: the spans' first lines, for bisection)."""
     i = bisect.bisect_right(firsts, low)
     while i > 0:
         i -= 1
         span = spans[i]
-        if span.last >= high:
+        if span.last >= high and keep(span):
             return span
     return None
+
+
+def _eligible(function: Function) -> bool:
+    return not is_test_or_doc(function.metadata["path"], function.metadata["qualname"]) and not (
+        any(c in function.id for c in "\t\r\n")
+    )
 
 
 def old_side_targets(
@@ -102,9 +104,19 @@ def old_side_targets(
     """The target ids of a commit's old sides in the parent ``tree`` (the module
     docstring's rules); stops once more than ``limit`` are found."""
     targets: set[str] = set()
+    documents: dict[str, bool] = {}  # by id: not left out of a load as unindexable
+
+    def is_document(span: Span) -> bool:
+        key = span.function.id
+        if key not in documents:
+            documents[key] = not unindexable(span.function.text)
+        return documents[key]
+
     for side in sides:
         name = side.path.rsplit("/", 1)[-1]
         if not (side.lines or side.insertions) or language_of(name) not in selected:
+            continue
+        if is_test_or_doc(side.path, ""):  # none of its functions could be a target
             continue
         entry = finder.find(tree, side.path)
         if entry is None:
@@ -113,14 +125,14 @@ def old_side_targets(
         functions = file_functions(tree, entry, selected, DEFAULT_MAX_FILE_BYTES, stats)
         if stats.skipped_unreadable:
             raise MissingObjects(side.path)
-        spans = function_spans(f for f in functions if not unindexable(f.text))
+        spans = function_spans(functions)
         firsts = [s.first for s in spans]
         probes = [(line, line) for line in side.lines]
         probes += [(after, after + 1) for after in side.insertions]
         for low, high in probes:
-            span = innermost(spans, firsts, low, high)
-            if span is not None and span.eligible:
-                targets.add(span.id)
+            span = innermost(spans, firsts, low, high, is_document)
+            if span is not None and _eligible(span.function):
+                targets.add(span.function.id)
                 if len(targets) > limit:
                     return targets
     return targets
