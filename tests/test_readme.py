@@ -77,6 +77,23 @@ def test_every_python_fence_is_found() -> None:
     assert python_blocks(README)
 
 
+def test_examples_connect_in_autocommit() -> None:
+    """riido-pg opens its own transactions: no example hands it a connection that is
+    not in autocommit mode."""
+    for page in [README, *DOCS]:
+        for line, body in python_blocks(page):
+            for node in ast.walk(ast.parse(body)):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and ast.unparse(node.func) == "psycopg.connect"
+                ):
+                    autocommit = [k for k in node.keywords if k.arg == "autocommit"]
+                    assert autocommit and ast.unparse(autocommit[0].value) == "True", (
+                        f"{page.name}:{line + node.lineno}: psycopg.connect without autocommit"
+                    )
+
+
 def _slug(heading: str) -> str:
     """The anchor GitHub gives a heading."""
     text = re.sub(r"[`*]", "", heading.strip().lower())
