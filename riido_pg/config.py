@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from riido_pg.errors import InvalidSetting
+from riido_pg.redact import redact_dsn
 
 __all__ = [
     "DEFAULT_LOAD_TIMEOUT_MS",
@@ -102,8 +103,6 @@ class Variable(Generic[T]):
 def _dsn(value: str) -> str:
     import psycopg
     from psycopg.conninfo import conninfo_to_dict
-
-    from riido_pg.server.redact import redact_dsn
 
     try:
         conninfo_to_dict(value)

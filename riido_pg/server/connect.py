@@ -14,8 +14,8 @@ import psycopg
 from riido_pg import config
 from riido_pg.config import DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS
 from riido_pg.errors import DatabaseUnavailable, InvalidDsn, SchemaMissing
+from riido_pg.redact import redact_dsn
 from riido_pg.server.errors import first_line, translated
-from riido_pg.server.redact import redact_dsn
 
 __all__ = [
     "DEFAULT_LOCK_TIMEOUT_MS",

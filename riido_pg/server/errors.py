@@ -36,7 +36,7 @@ from riido_pg.errors import (
     RiidoError,
     SchemaMissing,
 )
-from riido_pg.server.redact import redact_dsn
+from riido_pg.redact import redact_dsn
 
 __all__ = ["database_errors", "first_line", "translate", "translated"]
 
