@@ -31,7 +31,7 @@ def db_upgrade(
     from riido_pg.server import migrate
 
     url = _dsn(ctx, dsn, debug)
-    target = migrate.resolve(revision)
+    target = migrate.target(url, revision)
     migrate.upgrade(url, revision)
     at = migrate.current(url)
     past = f" (already past {revision}; `riido-pg db downgrade` goes down)" if at != target else ""
@@ -67,7 +67,7 @@ def db_downgrade(
     from riido_pg.server import migrate
 
     url = _dsn(ctx, dsn, debug)
-    target = migrate.resolve(revision)
+    target = migrate.target(url, revision)
     if not yes:
         loss = migrate.data_loss(url, revision)
         if loss:
@@ -107,10 +107,15 @@ def db_grant_reader(
     typer.echo(f"role {role!r} can now query snapshots (read-only)")
 
 
+#: Accepted only to be refused with a reason: db stop never stops a named server.
+_RefusedDsn = Annotated[str | None, typer.Option("--dsn", metavar="URL", hidden=True)]
+
+
 @app.command("stop")
-def db_stop(ctx: typer.Context, dsn: DsnOption = None, debug: DebugOption = False) -> None:
+def db_stop(ctx: typer.Context, dsn: _RefusedDsn = None, debug: DebugOption = False) -> None:
     """Stop the embedded server (it starts again on the next command). It is the only
-    server this stops: a server named by --dsn or RIIDO_PG_DSN is never affected."""
+    server this stops: a server RIIDO_PG_DSN names is never affected, and --dsn is
+    refused."""
     from riido_pg import config
     from riido_pg.errors import ConflictingOptions
     from riido_pg.server.embedded import stop

@@ -1,14 +1,16 @@
 """Schema migrations (alembic) behind ``riido-pg db upgrade|downgrade|current``.
 
-A revision is ``base`` (no schema), ``head`` (the newest) or one of the ids
-:func:`revisions` lists; anything else is :class:`UnknownRevision`, naming the known
-ones. Moving towards a revision the schema is already past does nothing (alembic's way
-for an upgrade, riido-pg's for a downgrade too). :func:`data_loss` says what a
-downgrade would delete, so the command line can ask before it does.
+A revision is ``base`` (no schema), ``head`` (the newest), one of the ids
+:func:`revisions` lists, or ``-N``/``+N`` counted from the database's current one;
+anything else is :class:`UnknownRevision`, naming the known ones. Moving towards a
+revision the schema is already past does nothing (alembic's way for an upgrade,
+riido-pg's for a downgrade too). :func:`data_loss` says what a downgrade would delete,
+so the command line can ask before it does.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -34,6 +36,7 @@ __all__ = [
     "head",
     "resolve",
     "revisions",
+    "target",
     "upgrade",
 ]
 
@@ -55,18 +58,31 @@ def head() -> str:
     return revisions()[-1]
 
 
-def resolve(revision: str) -> str | None:
-    """The revision id ``revision`` names (``None`` for ``base``), or
-    :class:`UnknownRevision` naming the known ones."""
+#: ``-1``: one revision below the current one; ``+2``: two above (alembic's relative ids).
+_RELATIVE = re.compile(r"[+-][0-9]{1,4}")
+
+
+def resolve(revision: str, current: str | None = None) -> str | None:
+    """The revision id ``revision`` names (``None`` for ``base``; ``+N``/``-N`` count
+    from ``current``), or :class:`UnknownRevision` naming the known ones."""
     known = revisions()
+    if _RELATIVE.fullmatch(revision):
+        position = _position(current) + int(revision)
+        if 0 <= position <= len(known):
+            return known[position - 1] if position else None
+        raise _unknown(f"{revision} from {current or 'base'}", known)
     if revision == "base":
         return None
     if revision in ("head", "heads"):
         return known[-1]
     if revision in known:
         return revision
-    raise UnknownRevision(
-        f"no schema revision {revision!r}; the known ones are base, {', '.join(known)} "
+    raise _unknown(repr(revision), known)
+
+
+def _unknown(what: str, known: list[str]) -> UnknownRevision:
+    return UnknownRevision(
+        f"no schema revision {what}; the known ones are base, {', '.join(known)} "
         f"and head (= {known[-1]})"
     )
 
@@ -102,13 +118,15 @@ def _current(conn: Connection) -> str | None:
 
 
 def _run(dsn: str, action: str, revision: str) -> None:
-    target = resolve(revision)
+    if not _RELATIVE.fullmatch(revision):
+        resolve(revision)  # an unknown revision is refused before any connection
     cfg = _config()
     with _connection(dsn, begin=True) as conn:
         # one migrator at a time, whoever else runs `db upgrade` or starts the server
         conn.exec_driver_sql("SELECT pg_advisory_xact_lock(1380534596, 0)")
-        at = _position(_current(conn))
-        if action == "downgrade" and _position(target) >= at:
+        found = _current(conn)
+        target = resolve(revision, found)
+        if action == "downgrade" and _position(target) >= _position(found):
             return
         cfg.attributes["connection"] = conn
         if action == "upgrade":
@@ -131,6 +149,14 @@ def downgrade(dsn: str, revision: str) -> None:
 def current(dsn: str) -> str | None:
     with _connection(dsn, begin=False) as conn:
         return _current(conn)
+
+
+@translated
+def target(dsn: str, revision: str) -> str | None:
+    """The revision id ``revision`` names for the database at ``dsn`` (see :func:`resolve`)."""
+    if _RELATIVE.fullmatch(revision):
+        return resolve(revision, current(dsn))
+    return resolve(revision)
 
 
 @dataclass(frozen=True)
@@ -183,7 +209,8 @@ def data_loss(dsn: str, revision: str) -> Loss:
     """What ``downgrade(dsn, revision)`` would delete, counted now."""
     from riido_pg.server.connect import dial
 
-    target = resolve(revision)
+    if not _RELATIVE.fullmatch(revision):
+        resolve(revision)
     counts: dict[str, tuple[int, ...]] = {}
     with dial(dsn, autocommit=True) as conn:
         row = conn.execute("SELECT to_regclass('riido.alembic_version') IS NOT NULL").fetchone()
@@ -191,7 +218,7 @@ def data_loss(dsn: str, revision: str) -> Loss:
         if row and row[0]:
             found = conn.execute("SELECT version_num FROM riido.alembic_version").fetchone()
             version = str(found[0]) if found else None
-        undone = revisions()[_position(target) : _position(version)]
+        undone = revisions()[_position(resolve(revision, version)) : _position(version)]
         for rev, (table, aggregate) in _LOST.items():
             if rev in undone:
                 got = conn.execute(
