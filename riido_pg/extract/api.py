@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
+from riido_pg.documents import MAX_ID_BYTES
 from riido_pg.errors import InvalidInput
 from riido_pg.extract.ignore import compile_excludes
 from riido_pg.extract.languages import language_of, select_languages
@@ -33,8 +34,6 @@ __all__ = ["DEFAULT_MAX_FILE_BYTES", "MAX_ID_BYTES", "iter_functions"]
 #: Default ``max_file_bytes``: 1 MB, the loader's per-document limit, so any
 #: function's text fits in a document.
 DEFAULT_MAX_FILE_BYTES = 1_000_000
-#: The loader's id limit, in UTF-8 bytes; functions with longer ids are dropped.
-MAX_ID_BYTES = 1_024
 
 
 def _check_root(root: Path) -> str:
@@ -55,6 +54,11 @@ def _count_skip(stats: ExtractStats, rel: str, skipped: Skipped) -> None:
     else:
         stats.skipped_undecodable += 1
     stats.problem(rel, skipped.reason)
+
+
+def _long_id(stats: ExtractStats, rel: str) -> None:
+    stats.skipped_long_ids += 1
+    stats.problem(rel, f"id longer than {MAX_ID_BYTES} bytes")
 
 
 def iter_functions(
@@ -102,7 +106,7 @@ def _generate(
     on_file: Callable[[str], None] | None,
 ) -> Iterator[Function]:
     # Imported here: the parsers load only once functions are really wanted.
-    from riido_pg.extract.functions import extract_functions
+    from riido_pg.extract.functions import MAX_NESTING, extract_functions
     from riido_pg.extract.grammars import grammar_key
 
     entries = walk(top, excludes=exclude_spec, include_vendored=include_vendored, stats=stats)
@@ -127,10 +131,18 @@ def _generate(
             continue
         stats.files_extracted += 1
         key = grammar_key(language_name, name)
-        for function in extract_functions(key, language_name, entry.rel, source):
+        found = extract_functions(key, language_name, entry.rel, source)
+        for _ in range(found.long_ids):
+            _long_id(stats, entry.rel)
+        if found.too_deep:
+            stats.skipped_too_deep += found.too_deep
+            stats.problem(
+                entry.rel,
+                f"{found.too_deep} functions nested more than {MAX_NESTING} levels deep",
+            )
+        for function in found.functions:
             if len(function.id.encode("utf-8")) > MAX_ID_BYTES:
-                stats.skipped_long_ids += 1
-                stats.problem(entry.rel, f"id longer than {MAX_ID_BYTES} bytes")
+                _long_id(stats, entry.rel)
                 continue
             stats.functions += 1
             yield function

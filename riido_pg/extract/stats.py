@@ -49,11 +49,15 @@ class ExtractStats:
     dirs_unreadable: int = 0
     #: Functions dropped because their id would exceed the loader's id limit.
     skipped_long_ids: int = 0
+    #: Functions left out because they are nested more than 200 functions and named
+    #: blocks deep (see ``riido_pg.extract.functions``).
+    skipped_too_deep: int = 0
     #: Functions left out of a load because PostgreSQL could not index them (a word
     #: over 2,047 bytes, as in generated or minified code); ``load DIR`` only.
     skipped_unindexable: int = 0
     #: (relative path, reason) for each binary, too large, unreadable or
-    #: undecodable file, unreadable directory, bad ignore pattern and long id.
+    #: undecodable file, unreadable directory, bad ignore pattern and long id, and
+    #: each file with functions nested too deeply.
     problems: list[tuple[str, str]] = field(default_factory=list)
 
     def problem(self, path: str, reason: str) -> None:
@@ -73,6 +77,7 @@ class ExtractStats:
             (self.skipped_symlinks, "symlinks"),
             (self.dirs_unreadable, "unreadable directories"),
             (self.skipped_long_ids, "ids too long"),
+            (self.skipped_too_deep, "functions nested too deeply"),
             (self.skipped_unindexable, "functions with words too long to index"),
         ]
         skipped = ", ".join(f"{count} {label}" for count, label in parts if count)
