@@ -5,6 +5,20 @@ variable (``const f = () => {}``), an object key (``api.post``), a class field
 (``Greeter.onClick``) or an assignment target (``module.exports.helper``); the text
 starts at the binding's statement (``const``, ``export``) when it declares nothing else.
 
+When the value is a call, parentheses or ``?:`` instead, the name goes to the first
+function expression (in source order) that the value reaches through the arguments of
+calls, the called function itself (``(function () {…})()``), parentheses and the two
+branches of ``?:``, however deeply nested: ``var camelCase = createCompounder(function
+(result, word) {…})`` and ``const f = memoize(debounce(() => {…}))`` give ``camelCase``
+and ``f``, with the id's line that of the name. The other function arguments stay
+unbound. A function expression with a name of its own keeps it (``var t =
+wrap(function tick() {…})`` gives ``tick``), and still takes the binding's turn.
+Calls that compute with a callback rather than wrap a function pass no name on: the
+array methods (``const names = users.map(u => u.name)``; also ``filter``, ``find``,
+``reduce``, ``sort``… as listed in ``_COMPUTING``), the promise methods (``then``,
+``catch``, ``finally``), ``replace`` and the timers (``setTimeout``…); nor do ``new``
+expressions, method-call receivers, ``await`` and type assertions.
+
 An unbound function expression is named by its own name and is not extracted when it
 has none (anonymous callbacks).
 """
@@ -22,7 +36,7 @@ from riido_pg.extract.rules.base import (
     named_with_body,
     text,
 )
-from riido_pg.extract.syntax import Frame, Stack
+from riido_pg.extract.syntax import Frame, Slot, Stack
 
 __all__ = ["JS"]
 
@@ -36,6 +50,23 @@ _BINDINGS = {
     "field_definition": "value",
     "public_field_definition": "value",
     "assignment_expression": "right",
+}
+#: Calls that compute with a callback rather than wrap a function: the iteration
+#: methods of arrays, the methods of promises, ``replace`` and the timers.
+_COMPUTING = frozenset(
+    {
+        "map", "filter", "find", "findIndex", "findLast", "findLastIndex", "flatMap",
+        "forEach", "reduce", "reduceRight", "some", "every", "sort", "toSorted",
+        "then", "catch", "finally", "replace", "replaceAll",
+        "setTimeout", "setInterval", "setImmediate", "requestAnimationFrame",
+    }
+)  # fmt: skip
+#: Node type -> the fields of its children a binding's name passes through.
+_PASSING: dict[str, frozenset[str | None]] = {
+    "call_expression": frozenset({"function", "arguments"}),
+    "arguments": frozenset({None}),
+    "parenthesized_expression": frozenset({None}),
+    "ternary_expression": frozenset({"consequence", "alternative"}),
 }
 
 
@@ -66,6 +97,30 @@ def _is_value(stack: Stack, index: int) -> bool:
     return value is not None and value == stack[index].field
 
 
+def _computes(call: Node, src: bytes) -> bool:
+    """Whether a call is one of ``_COMPUTING`` (``xs.map(…)``, ``setTimeout(…)``)."""
+    callee = call.child_by_field_name("function")
+    if callee is not None and callee.type == "member_expression":
+        callee = callee.child_by_field_name("property")
+    return callee is not None and text(callee, src) in _COMPUTING
+
+
+def _carry(stack: Stack, node: Node, field: str | None, src: bytes) -> Slot | None:
+    kind = node.type
+    if kind not in _PASSING and kind not in _EXPRESSIONS:
+        return None
+    if kind == "call_expression" and _computes(node, src):
+        return None
+    parent = stack[-1]
+    value = _BINDINGS.get(parent.node.type)
+    if value is not None and value == field:
+        return Slot(len(stack) - 1) if kind in _PASSING else None
+    slot = parent.slot
+    if slot is None or slot.taken or field not in _PASSING.get(parent.node.type, ()):
+        return None
+    return slot
+
+
 def _name(stack: Stack, src: bytes) -> Named:
     frame = stack[-1]
     node = frame.node
@@ -74,6 +129,14 @@ def _name(stack: Stack, src: bytes) -> Named:
         if _is_value(stack, index):
             frame.bound = index - 1
             return _binding_name(stack[index - 1].node, src)
+        slot = frame.slot
+        if slot is not None and not slot.taken:
+            slot.taken = True
+            if node.child_by_field_name("name") is None:
+                named = _binding_name(stack[slot.binding].node, src)
+                if named is not None:
+                    frame.bound = slot.binding
+                return named
     return named_with_body(node, src)
 
 
@@ -135,4 +198,5 @@ JS = Rules(
     wrappers=frozenset({"export_statement"}),
     leading=frozenset({"comment", "decorator"}),
     outer=_outer,
+    carry=_carry,
 )
