@@ -378,9 +378,56 @@ def test_excludes(tmp_path: Path) -> None:
     write(tmp_path, "src/a.py", "def a(): pass\n")
     write(tmp_path, "src/test_a.py", "def test_a(): pass\n")
     write(tmp_path, "docs/conf.py", "def setup(): pass\n")
-    functions, stats = run(tmp_path, excludes=["test_*.py", "/docs/"])
+    write(tmp_path, "src/notes.txt", "")
+    functions, stats = run(tmp_path, excludes=["test_*.py", "/docs/", "*.txt"])
     assert qualnames(functions) == ["a"]
-    assert stats.skipped_ignored == 2
+    assert stats.skipped_ignored == 0  # .gitignore and .ignore only
+    assert (stats.excluded.entries, stats.excluded.dirs, stats.excluded.code) == (3, 1, 1)
+    assert stats.describe() == "1 function in 1 file (3 excluded)"
+
+
+@pytest.mark.parametrize(
+    ("tree", "excludes", "message"),
+    [
+        (
+            {"a.py": "def a(): pass\n", "b.py": "def b(): pass\n", "r.md": ""},
+            ["*.py"],
+            "no functions: the exclude patterns matched 2 files in a supported language: "
+            "0 functions in 1 file (1 unsupported, 2 excluded)",
+        ),
+        (
+            {"go/a.go": "package a\n", "r.md": ""},
+            ["go/"],
+            "no functions: the exclude patterns matched 1 directory: "
+            "0 functions in 1 file (1 unsupported, 1 excluded)",
+        ),
+        (
+            {"go/a.go": "package a\n", "b.py": "def b(): pass\n"},
+            ["go/", "*.py"],
+            "no functions: the exclude patterns matched 1 file in a supported language and "
+            "1 directory: 0 functions in 0 files (2 excluded)",
+        ),
+        (
+            {"r.md": "", "x.txt": ""},
+            ["*.txt"],
+            "no functions in a supported language: 0 functions in 1 file "
+            "(1 unsupported, 1 excluded)",
+        ),
+        (
+            {"a.c": "int f(void);\n"},
+            [],
+            "no functions in the 1 file read: 0 functions in 1 file",
+        ),
+    ],
+)
+def test_no_functions_says_what_was_left_out(
+    tmp_path: Path, tree: dict[str, str], excludes: list[str], message: str
+) -> None:
+    for rel, text in tree.items():
+        write(tmp_path, rel, text)
+    functions, stats = run(tmp_path, excludes=excludes)
+    assert functions == []
+    assert stats.no_functions(tmp_path) == f"{tmp_path}: {message}"
 
 
 def test_vendored_and_vcs(tmp_path: Path) -> None:
