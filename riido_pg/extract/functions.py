@@ -217,23 +217,25 @@ class _File:
 
     def walk(self, cursor: TreeCursor, starts: list[tuple[int, int]], deep: bool) -> None:
         """Enter the nodes holding a definition (``starts``: their (start, end) bytes in
-        tree order); note every child of an entered node for the comment runs. With
-        ``deep``, count what lies in a skipped subtree that may go below the query's
-        reach."""
+        tree order); note the children of an entered node, up to the last one holding a
+        definition, for the comment runs. With ``deep``, look at every child, and count
+        what lies in a skipped subtree that may go below the query's reach."""
         definitions, containers = self.definitions, self.rules.containers
-        leading, carry = self.rules.leading, self.rules.carry
+        leading, carry, src = self.rules.leading, self.rules.carry, self.src
+        first_child, next_sibling = cursor.goto_first_child, cursor.goto_next_sibling
+        begins = [begin for begin, _ in starts]
         stack: list[Frame] = [Frame(cast(Node, cursor.node), None, "", 0)]
-        total, at = len(starts), 0
-        moved = cursor.goto_first_child()
+        total, at, steps = len(starts), 0, 0
+        moved = first_child()
         while moved:
             node = cast(Node, cursor.node)
-            self.result.steps += 1
+            steps += 1
             parent = stack[-1]
-            while at < total and starts[at][0] < node.start_byte:
+            while at < total and begins[at] < node.start_byte:
                 at += 1  # not reached: cannot happen in a well-formed tree
-            if at < total and starts[at][0] < node.end_byte:
+            if at < total and begins[at] < node.end_byte:
                 field_name = cursor.field_name
-                slot = carry(stack, node, field_name, self.src) if carry is not None else None
+                slot = carry(stack, node, field_name, src) if carry is not None else None
                 frame = Frame(node, field_name, parent.prefix, parent.level, slot)
                 stack.append(frame)
                 kind = node.type
@@ -243,7 +245,7 @@ class _File:
                     self._definition(stack, frame, parent)
                 elif kind in containers:
                     self._container(stack, frame, parent)
-                if cursor.goto_first_child():
+                if first_child():
                     continue
                 stack.pop()
             elif deep and len(stack) + node.descendant_count > MAX_SYNTAX_DEPTH // 2:
@@ -256,13 +258,15 @@ class _File:
                         parent.run.append(node)
                     else:
                         parent.run, parent.other = None, True
-                if cursor.goto_next_sibling():
+                rest = deep or (at < total and begins[at] < parent.node.end_byte)
+                if rest and next_sibling():
                     break
                 if not cursor.goto_parent() or len(stack) == 1:
                     moved = False
                     break
                 node = stack.pop().node
                 parent = stack[-1]
+        self.result.steps += steps
 
 
 def extract_functions(key: str, language_name: str, path: str, src: bytes) -> FileFunctions:
