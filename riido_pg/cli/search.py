@@ -30,7 +30,7 @@ from riido_pg.cli.context import (
     select_policy,
     settings,
 )
-from riido_pg.cli.extract import ExcludeOpt, IncludeVendoredOpt, LangOpt
+from riido_pg.cli.extract import ExcludeOpt, IncludeVendoredOpt, LangOpt, NoTestsOpt, tree_notes
 from riido_pg.errors import ConflictingOptions
 from riido_pg.storage.loading import LoadResult
 from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG
@@ -106,6 +106,7 @@ def load(
     lang: LangOpt = None,
     exclude: ExcludeOpt = None,
     include_vendored: IncludeVendoredOpt = False,
+    no_tests: NoTestsOpt = False,
     from_table: Annotated[
         str | None,
         typer.Option(
@@ -179,9 +180,10 @@ def load(
         return
     assert source is not None
     tree = source.is_dir() and not (source / "corpus.jsonl").exists()
-    if not tree and (lang or exclude or include_vendored):
+    if not tree and (lang or exclude or include_vendored or no_tests):
         raise ConflictingOptions(
-            f"--lang, --exclude and --include-vendored apply to a source tree, not to {source}"
+            "--lang, --exclude, --include-vendored and --no-tests apply to a source tree, "
+            f"not to {source}"
         )
     with progress_bar() as progress:
         if tree:
@@ -193,6 +195,7 @@ def load(
                 langs=lang or None,
                 excludes=exclude or (),
                 include_vendored=include_vendored,
+                no_tests=no_tests,
                 stats=stats,
                 progress=progress,
             )
@@ -210,7 +213,7 @@ def load(
             )
             embedded = embed(conn, snapshot_id, model, progress)
     if tree:
-        note(stats.describe())
+        tree_notes(stats, debug=debug)
     _loaded(result, model if embedded else None)
 
 

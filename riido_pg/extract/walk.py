@@ -29,6 +29,8 @@ from riido_pg.extract.ignore import (
     compile_lines,
     is_vendored,
 )
+from riido_pg.extract.languages import language_of
+from riido_pg.extract.paths import TEST_DIRS, is_test_file_name
 from riido_pg.extract.stats import ExtractStats
 
 __all__ = ["MAX_IGNORE_FILE_BYTES", "Entry", "walk"]
@@ -94,14 +96,24 @@ def _reason(exc: OSError) -> str:
     return (exc.strerror or type(exc).__name__).lower()
 
 
+def _is_test_entry(name: str, is_dir: bool) -> bool:
+    return name in TEST_DIRS if is_dir else is_test_file_name(name)
+
+
 def walk(
     root: str,
     *,
     excludes: GitIgnoreSpec | None,
     include_vendored: bool,
     stats: ExtractStats,
+    no_tests: bool = False,
+    languages: frozenset[str] = frozenset(),
 ) -> list[Entry]:
-    """Every non-directory entry to consider, sorted; pruned entries are counted."""
+    """Every non-directory entry to consider, sorted; pruned entries are counted.
+
+    ``no_tests`` leaves out test directories and files (``riido_pg.extract.paths``);
+    ``languages`` are the selected ones, to count how many left-out files held code.
+    """
     found: list[Entry] = []
     stack: list[tuple[str, str, IgnoreRules]] = [(root, "", IgnoreRules())]
     while stack:
@@ -126,14 +138,16 @@ def walk(
                 is_link = is_dir = False
             if is_dir and entry.name in VCS_DIRS:
                 continue
-            if (
-                excludes is not None and excludes.check_file(rel + ("/" if is_dir else "")).include
-            ) or rules.ignored(rel, is_dir):
+            if excludes is not None and excludes.check_file(rel + ("/" if is_dir else "")).include:
+                stats.excluded.add(is_dir, not is_dir and language_of(entry.name) in languages)
+            elif rules.ignored(rel, is_dir):
                 stats.skipped_ignored += 1
             elif not include_vendored and is_vendored(entry.name, is_dir):
                 stats.skipped_vendored += 1
             elif is_link:
                 stats.skipped_symlinks += 1
+            elif no_tests and _is_test_entry(entry.name, is_dir):
+                stats.tests.add(is_dir, not is_dir and language_of(entry.name) in languages)
             elif is_dir:
                 subdirs.append((entry.path, rel + "/", rules))
             else:
