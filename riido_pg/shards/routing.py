@@ -169,20 +169,20 @@ class Router:
         held = ExitStack()
         try:
             held.enter_context(local.snapshot_lock(self.coordinator, snapshot_id))
-            target = self._target(snapshot_id, shard, names)
+            target, placed = self._target(snapshot_id, shard, names)
             if target is not None:
                 held.enter_context(shard_shared(self.coordinator, target))
                 if target not in shard_names(self.coordinator):  # removed meanwhile
                     raise ShardNotFound(f"no shard {target!r}")
             conn = self.connection(target)
             require_writable(conn, f"shard {target!r}" if target else "the server")
-            if target is not None:
+            if target is not None and not placed:
                 require_writable(self.coordinator, "the coordinator")
                 self.coordinator.execute(
-                    "INSERT INTO riido.placements (snapshot_id, shard) VALUES (%s, %s) "
-                    "ON CONFLICT (snapshot_id) DO UPDATE SET shard = excluded.shard",
+                    "INSERT INTO riido.placements (snapshot_id, shard) VALUES (%s, %s)",
                     (snapshot_id, target),
                 )
+            if target is not None:
                 self._placed = (snapshot_id, target)
             collect_strays(self, target)
         except BaseException:
@@ -192,11 +192,15 @@ class Router:
         self._load = held
         return conn
 
-    def _target(self, snapshot_id: str, shard: str | None, names: list[str]) -> str | None:
-        """Where a load of the id goes (None: the coordinator), under the id's lock. A
-        placement whose shard never got the snapshot is no home: it is removed."""
+    def _target(
+        self, snapshot_id: str, shard: str | None, names: list[str]
+    ) -> tuple[str | None, bool]:
+        """Where a load of the id goes (None: the coordinator), and whether the catalog
+        places it there already; under the id's lock. A placement whose shard never got
+        the snapshot is no home: it is removed."""
         placed = self.shard_of(snapshot_id)
         if placed is not None and not self.holds(placed, snapshot_id):
+            require_writable(self.coordinator, "the coordinator")
             self.coordinator.execute(
                 "DELETE FROM riido.placements WHERE snapshot_id = %s", (snapshot_id,)
             )
@@ -211,7 +215,7 @@ class Router:
                 f"snapshot {snapshot_id!r} is on {where}, not {shard!r}; load it without "
                 f"--shard, or move it first (`riido-pg snapshots move {snapshot_id} {shard}`)"
             )
-        return target
+        return target, placed is not None
 
     def end_load(self) -> None:
         """End the load :meth:`for_load` began: remove its placement if the shard did
