@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import signal
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -166,6 +167,42 @@ def test_an_interrupt_after_the_switch_finishes_the_move(
     assert _state(coord.shards["s1"], "cut") is None
     for snap in ("cut", "other"):
         assert coord.cli("snapshots", "drop", snap).code == 0
+
+
+def _delivered(pid: int) -> bool:
+    """Whether the process has no signal pending (the kernel handed it over)."""
+    status = Path(f"/proc/{pid}/status").read_text()
+    pending = [
+        line.split()[1] for line in status.splitlines() if line.startswith(("SigPnd", "ShdPnd"))
+    ]
+    return all(int(mask, 16) == 0 for mask in pending)
+
+
+def test_an_interrupt_during_the_switch_is_held_back(coord: Coordinator, tmp_path: Path) -> None:
+    src = jsonl(tmp_path / "flip.jsonl", 500, "flip")
+    for snap in ("flip", "x"):
+        assert coord.cli("load", snap, str(src), "--shard", "s1").code == 0
+    # the placement flip waits; a SIGINT then must not split ready-copy, flip and the
+    # marking of the old copy: the move completes, the interrupt cuts its clean-up
+    with (
+        holding(coord.db, "placements", "SHARE") as release,
+        spawned(coord.db.dsn, "snapshots", "move", "flip", "s2") as move,
+    ):
+        wait_waiting(coord.db, "INSERT INTO riido.placements%")
+        move.send_signal(signal.SIGINT)
+        deadline = time.monotonic() + 30
+        while not _delivered(move.pid) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        release.set()
+        code, out, err = finish(move)
+    assert (code, out) == (0, "moved snapshot 'flip' from shard 's1' to shard 's2'\n"), err
+    assert "cut short (interrupted)" in err
+    assert placements(coord.db)["flip"] == "s2" and _state(coord.shards["s2"], "flip") == "ready"
+    assert _state(coord.shards["s1"], "flip") == "loading"
+    # a drop on s1 removes it (as does a load or move there)
+    assert coord.cli("snapshots", "drop", "x").code == 0
+    assert _state(coord.shards["s1"], "flip") is None
+    assert coord.cli("snapshots", "drop", "flip").code == 0
 
 
 def test_a_shard_lost_during_a_move_is_named(coord: Coordinator, tmp_path: Path) -> None:

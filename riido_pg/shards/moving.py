@@ -165,11 +165,24 @@ def _drop_old_copy(source: Conn, snapshot_id: str) -> str | None:
     return why
 
 
+def _where(server: str | None) -> str:
+    return f"shard {server!r}" if server else "the coordinator"
+
+
+def _cut_short(came_from: str | None, why: str) -> str:
+    """The note of a move whose old copy (marked ``loading``) is still there."""
+    where = _where(came_from)
+    return (
+        f"removing the old copy on {where} was cut short ({why}); nothing lists or reads "
+        f"it, and the next load, move or drop on {where} removes it"
+    )
+
+
 def _switch(router: Router, snapshot_id: str, came_from: str | None, shard: str) -> str | None:
     """Make the new copy ready, flip the placement to it and mark the old copy for
     removal (``loading``), with SIGINT and SIGTERM held back. Once the placement has
-    flipped the move is done: returns why the old copy must be left (an interrupt
-    arrived, or the old server failed), else None."""
+    flipped the move is done: returns the note for the user when the old copy must be
+    left (an interrupt arrived, or the old server failed), else None."""
     flipped = False
     try:
         with signals_deferred():
@@ -184,25 +197,15 @@ def _switch(router: Router, snapshot_id: str, came_from: str | None, shard: str)
     except KeyboardInterrupt:
         if not flipped:
             raise
-        return "interrupted"
+        return _cut_short(came_from, "interrupted")
     except (RiidoError, psycopg.Error) as exc:
         if not flipped:
             raise
-        return f"unmarked: {exc}"
-    return None
-
-
-def _note(came_from: str | None, why: str) -> str:
-    where = f"shard {came_from!r}" if came_from else "the coordinator"
-    if why.startswith("unmarked: "):
         return (
-            f"the old copy on {where} could not be removed ({why.removeprefix('unmarked: ')}); "
-            "nothing lists or reads it: drop it on that server"
+            f"the old copy on {_where(came_from)} could not be removed ({exc}); nothing "
+            "lists or reads it: drop it on that server"
         )
-    return (
-        f"removing the old copy on {where} was cut short ({why}); nothing lists or reads "
-        f"it, and the next load, move or drop on {where} removes it"
-    )
+    return None
 
 
 @translated
@@ -240,9 +243,10 @@ def move_snapshot(
                 snap = local.get_snapshot(source, snapshot_id)
                 with local.snapshot_lock(target, snapshot_id):
                     _copy_unready(source, target, snap, shard, replace)
-                    left = _switch(router, snapshot_id, came_from, shard)
-        if left is None:
-            left = _drop_old_copy(source, snapshot_id)
-        if left is None:
+                    note = _switch(router, snapshot_id, came_from, shard)
+        if note is None:
+            why = _drop_old_copy(source, snapshot_id)
+            note = _cut_short(came_from, why) if why else None
+        if note is None:
             collect_strays(router, came_from)
-    return MovedSnapshot(snapshot_id, came_from, shard, _note(came_from, left) if left else None)
+    return MovedSnapshot(snapshot_id, came_from, shard, note)
