@@ -163,7 +163,10 @@ def load(
     if (source is None) == (from_table is None):
         raise ConflictingOptions("give a SOURCE to load, or --from-table SCHEMA.TABLE, not both")
     if from_table is not None:
-        with progress_bar() as progress, connect_for_load(ctx, snapshot_id, shard) as conn:
+        # the table is read where the DSN points (a coordinator), the snapshot is
+        # written on its shard
+        with progress_bar() as progress, routed(ctx) as router:
+            conn = router.for_load(snapshot_id, shard)
             result = load_snapshot_from_table(
                 conn,
                 snapshot_id,
@@ -174,6 +177,7 @@ def load(
                 replace=replace,
                 progress=progress,
                 jobs=n_jobs,
+                source=router.coordinator,
             )
             embedded = embed(conn, snapshot_id, model, progress)
         _loaded(result, model if embedded else None)
