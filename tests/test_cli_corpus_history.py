@@ -166,3 +166,77 @@ def test_load_rev_errors_store_nothing(repo: Repo, db: Database, tmp_path: Path)
     )
     assert gitless.code == 1 and gitless.stderr.startswith("error: git is not installed")
     assert db.counts() == before
+
+
+@pytest.fixture(scope="module")
+def tested(tmp_path_factory: pytest.TempPathFactory) -> Repo:
+    """A repository with test code, generated code and two commits."""
+    r = Repo(tmp_path_factory.mktemp("tested") / "app")
+    r.write("src/app.py", "def app(): pass\n")
+    r.write("src/app_test.py", "def test_app(): pass\n")
+    r.write("tests/test_b.py", "def test_b(): pass\n\n\ndef helper(): pass\n")
+    r.write("gen/out.py", "def generated(): pass\n")
+    r.commit("Start the app")
+    r.write("src/app.py", "def app(): pass\n\n\ndef later(): pass\n")
+    r.commit("Add later")
+    return r
+
+
+def test_extract_rev_no_tests_and_exclude_are_the_checkout(tested: Repo, tmp_path: Path) -> None:
+    rev = tested.git("rev-parse", "HEAD~1")
+    checkout = tmp_path / "checkout"
+    tested.git("worktree", "add", "-q", "--detach", str(checkout), rev)
+    runs: dict[str, tuple[Any, Any]] = {}
+    try:
+        for options in ([], ["--no-tests"], ["--no-tests", "--exclude", "gen/"]):
+            from_rev = cli(["extract", str(tested.path), "--rev", rev, *options])
+            from_dir = cli(["extract", str(checkout), *options])
+            assert from_rev.code == from_dir.code == 0, from_rev.stderr
+            runs[" ".join(options)] = (from_rev, from_dir)
+    finally:
+        tested.git("worktree", "remove", "--force", str(checkout))
+    for from_rev, from_dir in runs.values():
+        assert (from_rev.stdout, from_rev.stderr) == (from_dir.stdout, from_dir.stderr)
+    everything, no_tests, excluded = (r for r, _ in runs.values())
+    assert everything.stderr == (
+        "note: 5 functions in 4 files; 3 of them in test paths (--no-tests leaves them out)\n"
+    )
+    assert [json.loads(line)["id"] for line in no_tests.stdout.splitlines()] == [
+        "gen/out.py:generated:1",
+        "src/app.py:app:1",
+    ]
+    assert no_tests.stderr == "note: 2 functions in 2 files (2 test paths left out)\n"
+    assert [json.loads(line)["id"] for line in excluded.stdout.splitlines()] == ["src/app.py:app:1"]
+    assert excluded.stderr == "note: 1 function in 1 file (1 excluded, 2 test paths left out)\n"
+    only_tests = cli(["extract", str(tested.path / "tests"), "--rev", rev, "--no-tests"])
+    assert (only_tests.code, only_tests.stdout) == (2, "")
+    assert only_tests.stderr.startswith(
+        f"error: {tested.path / 'tests'}: no functions: left out as tests: "
+        "1 file in a supported language: "
+    )
+
+
+def test_load_rev_no_tests(tested: Repo, db: Database, tmp_path: Path) -> None:
+    rev = tested.git("rev-parse", "HEAD~1")
+    loaded = run_cli(
+        ["load", "app@rev", str(tested.path), "--rev", rev, "--no-tests", "--exclude", "gen/"],
+        dsn=db.dsn,
+    )
+    assert (loaded.code, loaded.stdout) == (0, "loaded snapshot 'app@rev' (1 document)\n")
+    assert loaded.stderr == "note: 1 function in 1 file (1 excluded, 2 test paths left out)\n"
+    checkout = tmp_path / "checkout"
+    tested.git("worktree", "add", "-q", "--detach", str(checkout), rev)
+    try:  # the same documents: loading the checkout under that id changes nothing
+        same = run_cli(
+            ["load", "app@rev", str(checkout), "--no-tests", "--exclude", "gen/"], dsn=db.dsn
+        )
+    finally:
+        tested.git("worktree", "remove", "--force", str(checkout))
+    assert same.stdout == "unchanged: snapshot 'app@rev' (1 document)\n"
+    later = run_cli(
+        ["load", "app@head", str(tested.path), "--rev", "HEAD", "--no-tests"], dsn=db.dsn
+    )
+    assert later.stdout == "loaded snapshot 'app@head' (3 documents)\n"
+    query = run_cli(["query", "app@head", "later", "--format", "json"], dsn=db.dsn)
+    ids = [c["id"] for c in json.loads(query.stdout)["candidates"]]
+    assert sorted(ids) == ["gen/out.py:generated:1", "src/app.py:app:1", "src/app.py:later:4"]

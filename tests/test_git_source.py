@@ -128,6 +128,29 @@ def test_options_apply_as_to_a_directory(repo: Repo) -> None:
     }
 
 
+def test_tests_and_excludes_are_left_out_as_in_a_directory(repo: Repo) -> None:
+    repo.write("tests/test_app.py", PY.format(name="checks"))
+    repo.write("src/main_test.go", "package src\n\nfunc TestMain() {}\n")
+    repo.write("src/spec/helper.js", "function helps() {}\n")
+    repo.write("src/util_test.txt", "not code\n")
+    repo.git("add", "-A", "-f")
+    repo.gitlink("lib/tests")  # a submodule where a test directory would be
+    third = repo.commit("tests", add=False)
+    everything = same_as_checkout(repo, third)
+    assert everything.test_functions == 3
+    stats = same_as_checkout(repo, third, no_tests=True)
+    assert (stats.functions, stats.test_functions) == (everything.functions - 3, 0)
+    # tests/, src/spec/ and lib/tests (the submodule, as its checkout's empty directory)
+    assert (stats.tests.entries, stats.tests.dirs, stats.tests.code) == (5, 3, 1)
+    assert [p for p, r in everything.problems if r == SUBMODULE] == ["lib/tests"]
+    assert [p for p, r in stats.problems if r == SUBMODULE] == []
+    both = same_as_checkout(repo, third, no_tests=True, excludes=["src/", "tests/test_*.py"])
+    assert (both.excluded.entries, both.excluded.dirs, both.excluded.code) == (1, 1, 0)
+    assert (both.tests.entries, both.tests.dirs) == (2, 2)  # src/ was excluded first
+    only = same_as_checkout(repo, third, excludes=["tests/test_*.py", "sub2/"])
+    assert (only.excluded.entries, only.excluded.dirs, only.excluded.code) == (2, 1, 1)
+
+
 def test_a_subdirectory_is_that_subtree(repo: Repo) -> None:
     first = repo.first  # type: ignore[attr-defined]
     stats = same_as_checkout(repo, first, root=repo.path / "lib")

@@ -213,7 +213,7 @@ def corpus_docproxy(
     ] = None,
 ) -> None:
     """Build the pinned documentation-proxy corpus (sqlalchemy, rich, click) as a BEIR dir."""
-    from riido_pg.evaluation.docproxy import build_docproxy
+    from riido_pg.corpora.docproxy import build_docproxy
 
     def report(message: str) -> None:
         sys.stderr.write(message + "\n")

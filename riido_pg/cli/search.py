@@ -30,7 +30,14 @@ from riido_pg.cli.context import (
     select_policy,
     settings,
 )
-from riido_pg.cli.extract import ExcludeOpt, IncludeVendoredOpt, LangOpt, RevOpt
+from riido_pg.cli.extract import (
+    ExcludeOpt,
+    IncludeVendoredOpt,
+    LangOpt,
+    NoTestsOpt,
+    RevOpt,
+    tree_notes,
+)
 from riido_pg.errors import ConflictingOptions
 from riido_pg.storage.loading import LoadResult
 from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG
@@ -106,6 +113,7 @@ def load(
     lang: LangOpt = None,
     exclude: ExcludeOpt = None,
     include_vendored: IncludeVendoredOpt = False,
+    no_tests: NoTestsOpt = False,
     rev: RevOpt = None,
     from_table: Annotated[
         str | None,
@@ -165,7 +173,10 @@ def load(
     if (source is None) == (from_table is None):
         raise ConflictingOptions("give a SOURCE to load, or --from-table SCHEMA.TABLE, not both")
     if from_table is not None:
-        with progress_bar() as progress, connect_for_load(ctx, snapshot_id, shard) as conn:
+        # the table is read where the DSN points (a coordinator), the snapshot is
+        # written on its shard
+        with progress_bar() as progress, routed(ctx) as router:
+            conn = router.for_load(snapshot_id, shard)
             result = load_snapshot_from_table(
                 conn,
                 snapshot_id,
@@ -176,6 +187,7 @@ def load(
                 replace=replace,
                 progress=progress,
                 jobs=n_jobs,
+                source=router.coordinator,
             )
             embedded = embed(conn, snapshot_id, model, progress)
         _loaded(result, model if embedded else None)
@@ -186,9 +198,10 @@ def load(
 
         open_revision(source, rev)  # a bad repository or revision costs no connection
     tree = source.is_dir() and (rev is not None or not (source / "corpus.jsonl").exists())
-    if not tree and (lang or exclude or include_vendored):
+    if not tree and (lang or exclude or include_vendored or no_tests):
         raise ConflictingOptions(
-            f"--lang, --exclude and --include-vendored apply to a source tree, not to {source}"
+            "--lang, --exclude, --include-vendored and --no-tests apply to a source tree, "
+            f"not to {source}"
         )
     with progress_bar() as progress:
         if tree:
@@ -200,6 +213,7 @@ def load(
                 langs=lang or None,
                 excludes=exclude or (),
                 include_vendored=include_vendored,
+                no_tests=no_tests,
                 stats=stats,
                 progress=progress,
                 rev=rev,
@@ -218,9 +232,7 @@ def load(
             )
             embedded = embed(conn, snapshot_id, model, progress)
     if tree:
-        from riido_pg.extract.walk import describe
-
-        note(describe(stats))
+        tree_notes(stats, debug=debug)
     _loaded(result, model if embedded else None)
 
 

@@ -1,0 +1,4 @@
+"""Corpus builders: evaluation corpora made from public sources, kept out of the
+runtime path (ranking, loading and the command line's other commands never import
+them). ``docproxy`` builds the pinned documentation-proxy corpus (README "The
+documentation-proxy corpus")."""

@@ -23,10 +23,12 @@ from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
+from riido_pg.documents import MAX_ID_BYTES
 from riido_pg.errors import InvalidInput
 from riido_pg.extract.ignore import compile_excludes
 from riido_pg.extract.languages import language_of, select_languages
 from riido_pg.extract.model import Function
+from riido_pg.extract.paths import is_test_path
 from riido_pg.extract.reading import Skipped
 from riido_pg.extract.stats import ExtractStats
 from riido_pg.extract.walk import DiskTree, Entry, Tree, walk
@@ -36,8 +38,6 @@ __all__ = ["DEFAULT_MAX_FILE_BYTES", "MAX_ID_BYTES", "file_functions", "iter_fun
 #: Default ``max_file_bytes``: 1 MB, the loader's per-document limit, so any
 #: function's text fits in a document.
 DEFAULT_MAX_FILE_BYTES = 1_000_000
-#: The loader's id limit, in UTF-8 bytes; functions with longer ids are dropped.
-MAX_ID_BYTES = 1_024
 
 
 def _check_root(root: Path) -> str:
@@ -60,12 +60,18 @@ def _count_skip(stats: ExtractStats, rel: str, skipped: Skipped) -> None:
     stats.problem(rel, skipped.reason)
 
 
+def _long_id(stats: ExtractStats, rel: str) -> None:
+    stats.skipped_long_ids += 1
+    stats.problem(rel, f"id longer than {MAX_ID_BYTES} bytes")
+
+
 def iter_functions(
     root: Path,
     *,
     langs: Iterable[str] | None = None,
     excludes: Sequence[str] = (),
     include_vendored: bool = False,
+    no_tests: bool = False,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     stats: ExtractStats | None = None,
     on_file: Callable[[str], None] | None = None,
@@ -81,10 +87,11 @@ def iter_functions(
     ``langs`` restricts to some of ``LANGUAGES`` (default: all); ``excludes``
     are gitignore-style patterns relative to ``root`` (a lone string is one
     language or one pattern, not a sequence of characters); ``include_vendored``
-    also reads vendored and generated code; files over ``max_file_bytes`` are
-    skipped. ``stats`` (if given) is filled in as the iterator advances and is
-    complete once it is exhausted. ``on_file`` is called with each considered
-    file's relative path just before that file is handled.
+    also reads vendored and generated code; ``no_tests`` leaves out test directories
+    and files (:func:`riido_pg.extract.paths.is_test_path`); files over
+    ``max_file_bytes`` are skipped. ``stats`` (if given) is filled in as the
+    iterator advances and is complete once it is exhausted. ``on_file`` is called
+    with each considered file's relative path just before that file is handled.
 
     Arguments are checked when this is called, not at the first ``next()``.
     """
@@ -105,7 +112,7 @@ def iter_functions(
         from riido_pg.extract.gittree import open_revision
 
         tree = open_revision(Path(root), rev)
-    options = (selected, exclude_spec, include_vendored, max_file_bytes)
+    options = (selected, exclude_spec, include_vendored, no_tests, max_file_bytes)
     return _generate(tree, *options, counts, on_file)
 
 
@@ -128,10 +135,10 @@ def file_functions(
     stats: ExtractStats,
 ) -> list[Function]:
     """The functions of one file the walk listed, counted in ``stats`` as the walk
-    counts them (its name, language, reading and ids: the module docstring's order),
-    except ``files_seen``, which the caller counts."""
+    counts them (its name, language, reading, nesting and ids: the module docstring's
+    order), except ``files_seen``, which the caller counts."""
     # Imported here: the parsers load only once functions are really wanted.
-    from riido_pg.extract.functions import extract_functions
+    from riido_pg.extract.functions import MAX_NESTING, extract_functions
     from riido_pg.extract.grammars import grammar_key
 
     language_name = _language(entry.rel, selected)
@@ -148,14 +155,24 @@ def file_functions(
         _count_skip(stats, entry.rel, source)
         return []
     stats.files_extracted += 1
-    functions: list[Function] = []
     key = grammar_key(language_name, name)
-    for function in extract_functions(key, language_name, entry.rel, source):
+    found = extract_functions(key, language_name, entry.rel, source)
+    for _ in range(found.long_ids):
+        _long_id(stats, entry.rel)
+    if found.too_deep:
+        stats.skipped_too_deep += found.too_deep
+        stats.problem(
+            entry.rel,
+            f"{found.too_deep} functions nested more than {MAX_NESTING} levels deep",
+        )
+    in_tests = is_test_path(entry.rel)
+    functions: list[Function] = []
+    for function in found.functions:
         if len(function.id.encode("utf-8")) > MAX_ID_BYTES:
-            stats.skipped_long_ids += 1
-            stats.problem(entry.rel, f"id longer than {MAX_ID_BYTES} bytes")
+            _long_id(stats, entry.rel)
             continue
         stats.functions += 1
+        stats.test_functions += in_tests
         functions.append(function)
     return functions
 
@@ -165,12 +182,20 @@ def _generate(
     selected: frozenset[str],
     exclude_spec: GitIgnoreSpec | None,
     include_vendored: bool,
+    no_tests: bool,
     max_file_bytes: int,
     stats: ExtractStats,
     on_file: Callable[[str], None] | None,
 ) -> Iterator[Function]:
     with tree_context as tree:
-        entries = walk(tree, excludes=exclude_spec, include_vendored=include_vendored, stats=stats)
+        entries = walk(
+            tree,
+            excludes=exclude_spec,
+            include_vendored=include_vendored,
+            stats=stats,
+            no_tests=no_tests,
+            languages=selected,
+        )
         tree.plan([e.path for e in entries if _language(e.rel, selected) is not None])
         for entry in entries:
             stats.files_seen += 1

@@ -133,10 +133,8 @@ class Repository:
         """The work tree's top directory, or the git directory when there is none."""
         if self.bare:
             return self.path
-        top = self.path
-        for _ in self.prefix.strip("/").split("/") if self.prefix else ():
-            top = top.parent
-        return top
+        depth = len(self.prefix.strip("/").split("/")) if self.prefix else 0
+        return self.path.parents[depth - 1] if depth else self.path
 
     def run(self, *args: str, input: bytes | None = None) -> bytes:
         """Run one git command in the repository; its stdout, or GitFailed."""

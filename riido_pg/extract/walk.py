@@ -35,6 +35,8 @@ from riido_pg.extract.ignore import (
     compile_lines,
     is_vendored,
 )
+from riido_pg.extract.languages import language_of
+from riido_pg.extract.paths import TEST_DIRS, is_test_file_name
 from riido_pg.extract.reading import Skipped, read_source
 from riido_pg.extract.stats import ExtractStats
 
@@ -217,7 +219,13 @@ def _reason(exc: OSError) -> str:
     return (exc.strerror or type(exc).__name__).lower()
 
 
-Verdict = Literal["vcs", "ignored", "vendored", "link", "submodule", "dir", "file"]
+def _is_test_entry(name: str, is_dir: bool) -> bool:
+    return name in TEST_DIRS if is_dir else is_test_file_name(name)
+
+
+Verdict = Literal[
+    "vcs", "excluded", "ignored", "vendored", "link", "tests", "submodule", "dir", "file"
+]
 
 
 def _verdict(
@@ -226,19 +234,22 @@ def _verdict(
     excludes: GitIgnoreSpec | None,
     rules: IgnoreRules,
     include_vendored: bool,
+    no_tests: bool,
 ) -> Verdict:
     """What the walk does with one entry (the same decision for every kind of tree)."""
     is_dir = item.kind in ("dir", "submodule")
     if item.name in VCS_DIRS and (is_dir or item.name == GIT_INFO_EXCLUDE[0]):
         return "vcs"  # a ".git" file too: a linked work tree's or a submodule's
-    if (
-        excludes is not None and excludes.check_file(rel + ("/" if is_dir else "")).include
-    ) or rules.ignored(rel, is_dir):
+    if excludes is not None and excludes.check_file(rel + ("/" if is_dir else "")).include:
+        return "excluded"
+    if rules.ignored(rel, is_dir):
         return "ignored"
     if not include_vendored and is_vendored(item.name, is_dir):
         return "vendored"
     if item.kind == "link":
         return "link"
+    if no_tests and _is_test_entry(item.name, is_dir):
+        return "tests"
     return item.kind
 
 
@@ -248,8 +259,14 @@ def walk(
     excludes: GitIgnoreSpec | None,
     include_vendored: bool,
     stats: ExtractStats,
+    no_tests: bool = False,
+    languages: frozenset[str] = frozenset(),
 ) -> list[Entry]:
-    """Every non-directory entry to consider, sorted; pruned entries are counted."""
+    """Every non-directory entry to consider, sorted; pruned entries are counted.
+
+    ``no_tests`` leaves out test directories and files (``riido_pg.extract.paths``);
+    ``languages`` are the selected ones, to count how many left-out files held code.
+    """
     found: list[Entry] = []
     stack: list[tuple[str, str, IgnoreRules]] = [(tree.root, "", IgnoreRules())]
     while stack:
@@ -266,8 +283,12 @@ def walk(
         subdirs: list[tuple[str, str, IgnoreRules]] = []
         for item in items:
             rel = base + item.name
-            verdict = _verdict(rel, item, excludes, rules, include_vendored)
-            if verdict == "ignored":
+            verdict = _verdict(rel, item, excludes, rules, include_vendored, no_tests)
+            if verdict in ("excluded", "tests"):
+                is_dir = item.kind in ("dir", "submodule")
+                left_out = stats.excluded if verdict == "excluded" else stats.tests
+                left_out.add(is_dir, not is_dir and language_of(item.name) in languages)
+            elif verdict == "ignored":
                 stats.skipped_ignored += 1
             elif verdict == "vendored":
                 stats.skipped_vendored += 1
@@ -296,6 +317,7 @@ class PathFinder:
 
     excludes: GitIgnoreSpec | None
     include_vendored: bool
+    no_tests: bool = False
     specs: dict[tuple[str, bool], GitIgnoreSpec | None] = field(default_factory=dict)
     compiled: dict[tuple[str, ...], GitIgnoreSpec | None] = field(default_factory=dict)
 
@@ -317,7 +339,9 @@ class PathFinder:
                 return None
             if item is None:
                 return None
-            verdict = _verdict(base + name, item, self.excludes, rules, self.include_vendored)
+            verdict = _verdict(
+                base + name, item, self.excludes, rules, self.include_vendored, self.no_tests
+            )
             if i == len(parts) - 1:
                 return Entry(rel, item.path) if verdict == "file" else None
             if verdict != "dir":
