@@ -26,10 +26,11 @@ from riido_pg.corpora.history import (
     read_history_corpus,
     snapshot_documents,
 )
-from riido_pg.corpora.history.subjects import clean_subject, judge_subject
+from riido_pg.corpora.history.paths import is_test_or_doc
+from riido_pg.corpora.history.subjects import RULES_VERSION, clean_subject, judge_subject
 from riido_pg.corpora.history.targets import Span, innermost
 from riido_pg.errors import InvalidCorpus, InvalidInput, OutputError
-from riido_pg.extract import Function, iter_functions
+from riido_pg.extract import Function, is_doc_or_example_path, is_test_path, iter_functions
 from riido_pg.extract.git import NotARepository, UnknownRevision
 
 APP = """import os
@@ -233,7 +234,8 @@ def test_same_arguments_give_the_same_bytes(history: dict[str, Any], tmp_path: P
     manifest = json.loads((tmp_path / "a" / MANIFEST_FILE).read_text())
     assert manifest["repository"] == {"name": "proj", "path": str(history["repo"].path)}
     assert manifest["counts"]["questions"] == 5
-    assert manifest["rules_version"] == 1 and manifest["range"]["until"] == "HEAD"
+    assert manifest["rules_version"] == RULES_VERSION == 2
+    assert manifest["range"]["until"] == "HEAD"
     assert (tmp_path / "a" / MANIFEST_FILE).read_text() == json.dumps(
         manifest, sort_keys=True, ensure_ascii=False, indent=2
     ) + "\n"
@@ -578,3 +580,38 @@ def test_innermost_is_the_tightest_kept_span(
     got = innermost(found, [s.first for s in found], low, high, keep)
     containing = [s for s in found if s.first <= low and high <= s.last and keep(s)]
     assert got == max(containing, key=lambda s: (s.first, -s.last), default=None)
+
+
+@pytest.mark.parametrize(
+    ("path", "qualname", "left_out"),
+    [
+        ("src/app.py", "parse", False),
+        ("tests/test_app.py", "test_parse", True),
+        ("pkg/test.py", "helper", True),  # a test file name
+        ("web/app.spec.ts", "renders", True),
+        ("docs/conf.py", "setup", True),
+        ("benchmarks/run.py", "main", True),  # the shared rule's benchmark directory
+        ("pkg/fixtures/data.py", "load", False),  # not a test directory for anyone
+        ("Tests/app.py", "run", False),  # names are compared exactly
+        ("src/lib.rs", "tests.it", True),  # a Rust mod tests
+        ("src/Suite.java", "Suite.test.check", True),
+        ("src/lib.rs", "tests", False),  # its own name is not a scope
+        ("src/lib.rs", "latest.testing", False),
+    ],
+)
+def test_test_and_docs_code_is_never_a_target(path: str, qualname: str, left_out: bool) -> None:
+    assert is_test_or_doc(path, qualname) is left_out
+    assert is_test_or_doc(path) is (is_test_path(path) or is_doc_or_example_path(path))
+
+
+@given(
+    st.lists(
+        st.sampled_from(["src", "tests", "docs", "a", "spec", "Test", "x_test.go"]), min_size=1
+    ),
+    st.lists(st.sampled_from(["test", "tests", "Tests", "mod", "run", "testing"]), min_size=1),
+)
+def test_the_scope_rule_only_adds_to_the_shared_rules(parts: list[str], names: list[str]) -> None:
+    path, qualname = "/".join(parts), ".".join(names)
+    shared = is_test_path(path) or is_doc_or_example_path(path)
+    scoped = any(name in ("test", "tests") for name in names[:-1])
+    assert is_test_or_doc(path, qualname) is (shared or scoped)

@@ -54,8 +54,9 @@ from dataclasses import dataclass
 
 __all__ = ["MIN_WORDS", "RULES_VERSION", "Verdict", "clean_subject", "judge_subject"]
 
-#: Version of the question and target rules; a corpus records it.
-RULES_VERSION = 1
+#: Version of the question and target rules; a corpus records it. 2: test, docs and
+#: example paths are the ones ``riido_pg.extract.paths`` names.
+RULES_VERSION = 2
 #: Fewest words (tokens with a letter) a question keeps after cleaning.
 MIN_WORDS = 3
 

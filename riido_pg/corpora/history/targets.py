@@ -16,10 +16,10 @@ is a document of the snapshot. Then:
   contains both line ``a`` and line ``a + 1`` (the insertion lands inside it: new
   lines added just above a function's first line or just below its last are not in
   it);
-* a function that is test, docs or example code
-  (:func:`~riido_pg.corpora.history.paths.is_test_or_doc`) is not a target (the
-  lines it holds count for nothing), nor is one whose id holds a tab or a line
-  break (it could not be written to ``qrels/test.tsv``).
+* a function that is test, docs or example code (the shared path rules and a
+  ``tests`` scope: :func:`~riido_pg.corpora.history.paths.is_test_or_doc`) is not a
+  target (the lines it holds count for nothing), nor is one whose id holds a tab or
+  a line break (it could not be written to ``qrels/test.tsv``).
 
 A file whose blob is missing from the repository (a partial clone) raises
 :class:`MissingObjects`: the question is skipped, since its snapshot could not be
@@ -116,7 +116,7 @@ def old_side_targets(
         name = side.path.rsplit("/", 1)[-1]
         if not (side.lines or side.insertions) or language_of(name) not in selected:
             continue
-        if is_test_or_doc(side.path, ""):  # none of its functions could be a target
+        if is_test_or_doc(side.path):  # none of its functions could be a target
             continue
         entry = finder.find(tree, side.path)
         if entry is None:
