@@ -240,3 +240,17 @@ def test_load_rev_no_tests(tested: Repo, db: Database, tmp_path: Path) -> None:
     query = run_cli(["query", "app@head", "later", "--format", "json"], dsn=db.dsn)
     ids = [c["id"] for c in json.loads(query.stdout)["candidates"]]
     assert sorted(ids) == ["gen/out.py:generated:1", "src/app.py:app:1", "src/app.py:later:4"]
+
+
+def test_extract_rev_counts_submodules_in_its_note(tmp_path: Path) -> None:
+    r = Repo(tmp_path / "withsub")
+    r.write("a.py", "def a(): pass\n")
+    r.git("add", "-A")
+    r.gitlink("vendor/lib")
+    r.gitlink("other")
+    r.commit("Start with two submodules", add=False)
+    result = cli(["extract", str(r.path), "--rev", "HEAD"])
+    assert (result.code, result.stderr) == (
+        0,
+        "note: 1 function in 1 file (1 vendored, 1 submodule not read)\n",
+    )

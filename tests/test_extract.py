@@ -161,6 +161,12 @@ def test_describe() -> None:
     stats = ExtractStats(files_seen=3, skipped_unsupported=2, skipped_binary=1)
     assert stats.describe() == "0 functions in 3 files (2 unsupported, 1 binary)"
     assert ExtractStats(files_seen=1, functions=1).describe() == "1 function in 1 file"
+    assert ExtractStats(files_seen=1, functions=1, skipped_submodules=1).describe() == (
+        "1 function in 1 file (1 submodule not read)"
+    )
+    assert ExtractStats(skipped_ignored=1, skipped_submodules=2).describe() == (
+        "0 functions in 0 files (1 ignored, 2 submodules not read)"
+    )
 
 
 def test_json_line_and_write_jsonl(tmp_path: Path) -> None:

@@ -78,9 +78,7 @@ def tree_notes(stats: ExtractStats, *, debug: bool = False) -> None:
     was found, and how many functions came from test paths and how to leave them out;
     then which functions had words too long to index (a few of them); with ``debug``,
     every file or function left out, with its reason."""
-    from riido_pg.extract.walk import describe
-
-    line = describe(stats)
+    line = stats.describe()
     if stats.test_functions:
         line += f"; {stats.test_functions} of them in test paths (--no-tests leaves them out)"
     note(line)

@@ -11,7 +11,7 @@ are the directory listings, blobs the files. The walk's rules are the directory'
   DIR is the work tree's top or the repository itself, as it does to a checkout;
 * a symlink (mode 120000) is a symlink: counted, never followed; a submodule (a
   gitlink, mode 160000) is skipped like the empty directory a clean checkout has,
-  and listed in ``problems`` as ``submodule, not read``;
+  and counted in ``skipped_submodules`` (``N submodules not read``);
 * vendored folders, ``--lang``, ``--exclude``, the size limit, binary and non-UTF-8
   contents are decided as for a file on disk; a partial clone is refused (its
   missing objects could only be fetched, and nothing is), a blob missing anyway (a

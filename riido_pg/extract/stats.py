@@ -8,7 +8,7 @@ Every file the walk reaches after the ignore rules is counted once in
                   + skipped_too_large + skipped_unreadable + skipped_undecodable
 
 Entries pruned before that (ignored, excluded, vendored, symlinks, tests left
-out, unreadable directories) are counted separately and are not part of
+out, unreadable directories, a git revision's submodules) are counted separately and are not part of
 ``files_seen``; a pruned directory counts once and its contents are never read.
 """
 
@@ -84,6 +84,8 @@ class ExtractStats:
     skipped_symlinks: int = 0
     #: Directories that could not be listed.
     dirs_unreadable: int = 0
+    #: Submodules of a git revision (gitlinks), which are not read.
+    skipped_submodules: int = 0
     #: Functions dropped because their id would exceed the loader's id limit.
     skipped_long_ids: int = 0
     #: Functions left out because they are nested more than 200 functions and named
@@ -117,6 +119,10 @@ class ExtractStats:
             (self.skipped_vendored, "vendored"),
             (self.skipped_symlinks, "symlinks"),
             (self.dirs_unreadable, "unreadable directories"),
+            (
+                self.skipped_submodules,
+                "submodule not read" if self.skipped_submodules == 1 else "submodules not read",
+            ),
             (self.skipped_long_ids, "ids too long"),
             (self.skipped_too_deep, "functions nested too deeply"),
             (self.skipped_unindexable, "functions with words too long to index"),

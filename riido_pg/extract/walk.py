@@ -14,7 +14,8 @@ system lists them in.
 
 The walk reads its tree through :class:`Tree`: :class:`DiskTree` is a directory,
 and :mod:`riido_pg.extract.gittree` a git revision, walked by the same rules (a
-symlink blob is a symlink, a submodule is skipped and listed in ``problems``).
+symlink blob is a symlink, a submodule is skipped and counted in
+``skipped_submodules``).
 """
 
 from __future__ import annotations
@@ -42,14 +43,12 @@ from riido_pg.extract.stats import ExtractStats
 
 __all__ = [
     "MAX_IGNORE_FILE_BYTES",
-    "SUBMODULE",
     "DiskTree",
     "Entry",
     "Item",
     "Kind",
     "PathFinder",
     "Tree",
-    "describe",
     "read_ignore_file",
     "walk",
 ]
@@ -57,9 +56,6 @@ __all__ = [
 #: Larger ignore files are not read (and reported as a problem).
 MAX_IGNORE_FILE_BYTES = 1_000_000
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
-
-#: The ``problems`` reason of a submodule (a git tree's gitlink), which is not read.
-SUBMODULE = "submodule, not read"
 
 Kind = Literal["file", "dir", "link", "submodule"]
 
@@ -106,15 +102,6 @@ class Tree(Protocol):
     def read(self, path: str, max_bytes: int) -> bytes | Skipped:
         """A file's source (``riido_pg.extract.reading`` rules), or why it is skipped."""
         ...
-
-
-def describe(stats: ExtractStats) -> str:
-    """``stats.describe()``, and the submodules a git revision's walk did not read."""
-    line = stats.describe()
-    skipped = sum(1 for _, reason in stats.problems if reason == SUBMODULE)
-    if skipped:
-        line += f"; {skipped} submodule{'s' if skipped > 1 else ''} not read"
-    return line
 
 
 def _sort_key(entry: Entry) -> bytes:
@@ -295,7 +282,7 @@ def walk(
             elif verdict == "link":
                 stats.skipped_symlinks += 1
             elif verdict == "submodule":
-                stats.problem(rel, SUBMODULE)
+                stats.skipped_submodules += 1
             elif verdict == "dir":
                 subdirs.append((item.path, rel + "/", rules))
             elif verdict == "file":
