@@ -254,3 +254,54 @@ def test_extract_rev_counts_submodules_in_its_note(tmp_path: Path) -> None:
         0,
         "note: 1 function in 1 file (1 vendored, 1 submodule not read)\n",
     )
+
+
+def test_phase_rules() -> None:
+    """A new phase marks every earlier one finished, except that streamed phases (a
+    load's input; corpus history's commits and questions) run side by side."""
+    from riido_pg.cli.context import PHASES, STREAMED, finishes
+
+    for phase in PHASES:
+        for earlier in PHASES:
+            side_by_side = phase in STREAMED and earlier in STREAMED
+            assert finishes(phase, earlier) is not side_by_side, (phase, earlier)
+    assert not finishes("questions", "commits") and not finishes("commits", "questions")
+    assert finishes("index", "documents") and finishes("questions", "index")
+
+
+def test_corpus_history_progress_on_a_terminal(repo: Repo, tmp_path: Path) -> None:
+    """On a terminal, the builder shows commits read and questions found, side by side:
+    the first question found does not mark the commits row finished."""
+    import os
+    import pty
+    import subprocess
+    import sys
+
+    leader, follower = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RIIDO_PG_")}
+    env.update(COLUMNS="100", TERM="xterm")
+    out = tmp_path / "corpus"
+    args = ["corpus", "history", str(repo.path), "--output", str(out), "--max", "3"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "riido_pg", *args],
+        stdout=subprocess.PIPE,
+        stderr=follower,
+        env=env,
+    )
+    os.close(follower)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # the terminal closed when the process exited
+            break
+        if not chunk:
+            break
+        seen += chunk
+    stdout, _ = proc.communicate(timeout=120)
+    os.close(leader)
+    assert proc.returncode == 0 and stdout.startswith(b"wrote ")
+    shown = seen.decode("utf-8", "replace")
+    assert "commits read" in shown and "✓ questions found" in shown  # 3 of 3
+    assert "✓ commits read" not in shown  # still reading when questions are found
+    assert "error" not in shown

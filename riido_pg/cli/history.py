@@ -92,11 +92,6 @@ def corpus_history(
         excludes=exclude or (),
         name=name,
     )
-    with progress_bar() as bar:
-
-        def progress(phase: str, done: int, total: int) -> None:
-            if bar is not None and phase == "questions":  # one bar: questions found of N
-                bar(phase, done, total)
-
+    with progress_bar() as progress:  # commits read, questions found of N
         stats = build(repository, output, options, replace=replace, progress=progress)
     typer.echo(f"wrote {output}: {stats.describe()}")
