@@ -1,5 +1,7 @@
 """riido-pg: BM25 code search in PostgreSQL with opt-in, baseline-first identifier hints."""
 
+# ``riido_pg.db.connect`` works after a plain ``import riido_pg``.
+from riido_pg import db
 from riido_pg.documents import Document, DocumentSet, HintsRequest
 from riido_pg.errors import (
     ConflictingOptions,
@@ -69,6 +71,7 @@ __all__ = [
     "__version__",
     "auxiliary_first",
     "baseline_first",
+    "db",
     "drop_snapshot",
     "get_snapshot",
     "list_snapshots",

@@ -16,7 +16,9 @@ __all__ = [
     "InvalidCorpus",
     "InvalidDsn",
     "InvalidInput",
+    "InvalidSetting",
     "InvalidTextConfig",
+    "NotConfirmed",
     "OutputError",
     "PermissionDenied",
     "QueryTimeout",
@@ -31,6 +33,7 @@ __all__ = [
     "SnapshotExists",
     "SnapshotLoading",
     "SnapshotNotFound",
+    "UnknownRevision",
 ]
 
 
@@ -54,8 +57,20 @@ class InvalidDsn(InvalidInput):
     """A connection string that does not parse or has a malformed value."""
 
 
+class InvalidSetting(InvalidInput):
+    """An environment variable whose value riido-pg cannot use (:mod:`riido_pg.config`)."""
+
+
+class UnknownRevision(InvalidInput):
+    """A schema revision the installed migrations do not have."""
+
+
 class InvalidTextConfig(InvalidInput):
     """A text search configuration the server does not know."""
+
+
+class NotConfirmed(InvalidInput):
+    """A change that deletes data was asked for without being confirmed."""
 
 
 class OutputError(InvalidInput):

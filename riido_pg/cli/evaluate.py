@@ -22,12 +22,14 @@ from riido_pg.cli.context import (
     routed,
     settings,
 )
+from riido_pg.cli.history import corpus_history
 from riido_pg.errors import ConflictingOptions, InvalidCorpus
 from riido_pg.words import count
 
 __all__ = ["corpus_app", "corpus_docproxy", "eval_command"]
 
 corpus_app = typer.Typer(help="Build evaluation corpora.", no_args_is_help=True)
+corpus_app.command("history")(corpus_history)
 
 
 def eval_command(
@@ -211,7 +213,7 @@ def corpus_docproxy(
     ] = None,
 ) -> None:
     """Build the pinned documentation-proxy corpus (sqlalchemy, rich, click) as a BEIR dir."""
-    from riido_pg.evaluation.docproxy import build_docproxy
+    from riido_pg.corpora.docproxy import build_docproxy
 
     def report(message: str) -> None:
         sys.stderr.write(message + "\n")

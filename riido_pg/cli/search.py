@@ -30,7 +30,14 @@ from riido_pg.cli.context import (
     select_policy,
     settings,
 )
-from riido_pg.cli.extract import ExcludeOpt, IncludeVendoredOpt, LangOpt
+from riido_pg.cli.extract import (
+    ExcludeOpt,
+    IncludeVendoredOpt,
+    LangOpt,
+    NoTestsOpt,
+    RevOpt,
+    tree_notes,
+)
 from riido_pg.errors import ConflictingOptions
 from riido_pg.storage.loading import LoadResult
 from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG
@@ -106,6 +113,8 @@ def load(
     lang: LangOpt = None,
     exclude: ExcludeOpt = None,
     include_vendored: IncludeVendoredOpt = False,
+    no_tests: NoTestsOpt = False,
+    rev: RevOpt = None,
     from_table: Annotated[
         str | None,
         typer.Option(
@@ -159,10 +168,15 @@ def load(
     n_jobs = jobs if jobs is not None else default_jobs()
     if model is not None:
         load_model(model)  # an unknown or uninstalled model fails before any work
+    if rev is not None and from_table is not None:
+        raise ConflictingOptions("--rev reads a git repository given as SOURCE, not a table")
     if (source is None) == (from_table is None):
         raise ConflictingOptions("give a SOURCE to load, or --from-table SCHEMA.TABLE, not both")
     if from_table is not None:
-        with progress_bar() as progress, connect_for_load(ctx, snapshot_id, shard) as conn:
+        # the table is read where the DSN points (a coordinator), the snapshot is
+        # written on its shard
+        with progress_bar() as progress, routed(ctx) as router:
+            conn = router.for_load(snapshot_id, shard)
             result = load_snapshot_from_table(
                 conn,
                 snapshot_id,
@@ -173,15 +187,21 @@ def load(
                 replace=replace,
                 progress=progress,
                 jobs=n_jobs,
+                source=router.coordinator,
             )
             embedded = embed(conn, snapshot_id, model, progress)
         _loaded(result, model if embedded else None)
         return
     assert source is not None
-    tree = source.is_dir() and not (source / "corpus.jsonl").exists()
-    if not tree and (lang or exclude or include_vendored):
+    if rev is not None:
+        from riido_pg.extract.gittree import open_revision
+
+        open_revision(source, rev)  # a bad repository or revision costs no connection
+    tree = source.is_dir() and (rev is not None or not (source / "corpus.jsonl").exists())
+    if not tree and (lang or exclude or include_vendored or no_tests):
         raise ConflictingOptions(
-            f"--lang, --exclude and --include-vendored apply to a source tree, not to {source}"
+            "--lang, --exclude, --include-vendored and --no-tests apply to a source tree, "
+            f"not to {source}"
         )
     with progress_bar() as progress:
         if tree:
@@ -193,8 +213,10 @@ def load(
                 langs=lang or None,
                 excludes=exclude or (),
                 include_vendored=include_vendored,
+                no_tests=no_tests,
                 stats=stats,
                 progress=progress,
+                rev=rev,
             )
         else:
             docs = read_source(source, snapshot_id=snapshot_id)
@@ -210,7 +232,7 @@ def load(
             )
             embedded = embed(conn, snapshot_id, model, progress)
     if tree:
-        note(stats.describe())
+        tree_notes(stats, debug=debug)
     _loaded(result, model if embedded else None)
 
 

@@ -12,6 +12,7 @@ from riido_pg.cli.context import (
     Format,
     ListFormatOption,
     emit_json,
+    note,
     routed,
     settings,
 )
@@ -79,6 +80,14 @@ def snapshots_move(
     ctx: typer.Context,
     snapshot_id: SnapshotArg,
     shard: Annotated[str, typer.Argument(metavar="SHARD", help="The shard to move it to.")],
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="Overwrite a ready snapshot of that id the shard already holds (not placed "
+            "there: loaded on it directly, or by another coordinator).",
+        ),
+    ] = False,
     dsn: DsnOption = None,
     debug: DebugOption = False,
 ) -> None:
@@ -87,6 +96,8 @@ def snapshots_move(
 
     settings(ctx, dsn, debug)
     with routed(ctx) as router:
-        came_from = move_snapshot(router, snapshot_id, shard)
-    where = f"shard {came_from!r}" if came_from else "the coordinator"
+        moved = move_snapshot(router, snapshot_id, shard, replace=replace)
+    where = f"shard {moved.came_from!r}" if moved.came_from else "the coordinator"
     typer.echo(f"moved snapshot {snapshot_id!r} from {where} to shard {shard!r}")
+    if moved.note:
+        note(moved.note)

@@ -36,6 +36,7 @@ from riido_pg.errors import (
     RiidoError,
     SchemaMissing,
 )
+from riido_pg.redact import redact_dsn
 
 __all__ = ["database_errors", "first_line", "translate", "translated"]
 
@@ -77,7 +78,7 @@ def translate(exc: psycopg.Error) -> RiidoError | None:
             )
         return None
     if isinstance(exc, psycopg.OperationalError):
-        return DatabaseUnavailable(f"lost the database connection: {first_line(exc)}")
+        return DatabaseUnavailable(f"lost the database connection: {redact_dsn(first_line(exc))}")
     return None
 
 

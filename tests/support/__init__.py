@@ -9,7 +9,10 @@
   a login role) and waiting for a state of the server (:func:`~support.sessions.wait_for`).
 - :mod:`support.corpus`: corpora (standard-library functions, BEIR directories, JSON Lines).
 - :mod:`support.clusters`: throw-away PostgreSQL clusters and standbys.
+- :mod:`support.shards`: a coordinator whose shards are databases of the test server,
+  and CLI processes held at a lock.
 - :mod:`support.extract_golden`: the extraction fixtures and their golden output.
+- :mod:`support.gitrepos`: small git repositories with fixed names and dates.
 
 Test modules import from here and never from each other or from ``conftest``. The
 package is importable because ``tests/`` is on ``sys.path`` (pytest's ``pythonpath``

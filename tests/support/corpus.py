@@ -59,6 +59,13 @@ def write_jsonl(path: Path, docs: Iterable[dict[str, Any]]) -> Path:
     return path
 
 
+def numbered_jsonl(path: Path, n: int, word: str = "f") -> Path:
+    """``n`` small documents ``doc000000``... (``def WORD_I(x): WORD x``) as JSON Lines."""
+    return write_jsonl(
+        path, ({"id": f"doc{i:06d}", "text": f"def {word}_{i}(x): {word} x"} for i in range(n))
+    )
+
+
 def write_beir(
     directory: Path,
     corpus: Iterable[dict[str, Any]],

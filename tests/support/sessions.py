@@ -12,7 +12,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, LiteralString, TypeVar
 
 import psycopg
 from psycopg import sql
@@ -65,16 +65,18 @@ def wait_for(
 
 
 @contextmanager
-def table_locked(db: Database, table: str) -> Iterator[threading.Event]:
-    """Another session holds ACCESS EXCLUSIVE on riido.<table> until the block ends or
-    the yielded event is set."""
+def table_locked(
+    db: Database, table: str, mode: LiteralString = "ACCESS EXCLUSIVE"
+) -> Iterator[threading.Event]:
+    """Another session holds ``mode`` (a lock mode of ``LOCK TABLE``) on riido.<table>
+    until the block ends or the yielded event is set."""
     locked, release = threading.Event(), threading.Event()
 
     def hold() -> None:
         with db.connect() as conn, conn.transaction():
             conn.execute(
-                sql.SQL("LOCK TABLE riido.{} IN ACCESS EXCLUSIVE MODE").format(
-                    sql.Identifier(table)
+                sql.SQL("LOCK TABLE riido.{} IN {} MODE").format(
+                    sql.Identifier(table), sql.SQL(mode)
                 )
             )
             locked.set()
