@@ -1,4 +1,4 @@
-"""Shards that are databases of the test server, for the shard race and secret tests: a
+"""Shards that are databases of the test server, for the shard race tests: a
 coordinator run in this process, CLI processes held at a known point by a lock another
 session holds (:func:`support.sessions.table_locked`), and waiting for them there."""
 
