@@ -5,6 +5,8 @@ shards, models, evaluation); the functions below it work on one server's connect
 (README "Python API").
 """
 
+# ``riido_pg.db.connect`` works after a plain ``import riido_pg``.
+from riido_pg import db
 from riido_pg.api import Database, Evaluated, Listing, Loaded
 from riido_pg.documents import Document, DocumentSet, HintsRequest, RankRequest
 from riido_pg.errors import (
@@ -91,6 +93,7 @@ __all__ = [
     "__version__",
     "auxiliary_first",
     "baseline_first",
+    "db",
     "drop_snapshot",
     "get_snapshot",
     "list_snapshots",

@@ -9,6 +9,7 @@ name the document (and, for files, the line). Reading files of documents is
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
@@ -188,12 +189,24 @@ def describe(doc_id: object) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+#: C0 controls, DEL and C1 controls: never in a snapshot id (they would reach
+#: terminals raw, and one names the hidden row of a parallel replace).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
 def check_snapshot_id(snapshot_id: object) -> str:
     if not isinstance(snapshot_id, str) or not snapshot_id:
         raise InvalidInput("snapshot id must be a non-empty string")
     problem = text_problem(snapshot_id)
     if problem:
         raise InvalidInput(f"snapshot id {problem}")
+    control = _CONTROL.search(snapshot_id)
+    if control:
+        at = len(snapshot_id[: control.start()].encode("utf-8"))
+        raise InvalidInput(
+            f"snapshot id contains a control character (\\x{ord(control.group()):02x} at "
+            f"byte {at}); use printable characters"
+        )
     if len(snapshot_id.encode("utf-8")) > MAX_ID_BYTES:
         raise InvalidInput(f"snapshot id is longer than {MAX_ID_BYTES} bytes")
     return snapshot_id

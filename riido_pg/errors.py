@@ -26,7 +26,9 @@ __all__ = [
     "InvalidCorpus",
     "InvalidDsn",
     "InvalidInput",
+    "InvalidSetting",
     "InvalidTextConfig",
+    "NotConfirmed",
     "OutputError",
     "PermissionDenied",
     "QueryTimeout",
@@ -43,6 +45,7 @@ __all__ = [
     "SnapshotNotFound",
     "TransactionFailed",
     "TransactionInProgress",
+    "UnknownRevision",
 ]
 
 
@@ -102,8 +105,20 @@ class InvalidDsn(InvalidInput):
     """A connection string that does not parse or has a malformed value."""
 
 
+class InvalidSetting(InvalidInput):
+    """An environment variable whose value riido-pg cannot use (:mod:`riido_pg.config`)."""
+
+
+class UnknownRevision(InvalidInput):
+    """A schema revision the installed migrations do not have."""
+
+
 class InvalidTextConfig(InvalidInput):
     """A text search configuration the server does not know."""
+
+
+class NotConfirmed(InvalidInput):
+    """A change that deletes data was asked for without being confirmed."""
 
 
 class OutputError(InvalidInput):

@@ -5,7 +5,7 @@
 -- covers the text, the text search configuration and the splitter version. The order
 -- of the input does not matter; any change of an id or a text does. Also counts the
 -- documents and finds a duplicate id, if there is one.
--- Reads the temporary table riido_stage (insert_documents.sql).
+-- Reads the temporary table riido_stage (the loader COPYs (doc_id, key) into it).
 SELECT encode(sha256('riido-pg/2'::bytea || '\x00'::bytea || coalesce(
            string_agg(convert_to(s.doc_id, 'UTF8') || '\x00'::bytea || uuid_send(s.key),
                       ''::bytea ORDER BY s.doc_id),

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus import replace_line, small, write_beir
+from support.corpus import replace_line, small, write_beir
 
 from riido_pg.documents import DocumentSet
 from riido_pg.errors import InvalidCorpus

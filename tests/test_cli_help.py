@@ -1,5 +1,6 @@
 """The command line's help and usage errors: one placeholder style, one message style,
-shared options on every command, the closest real command for a typo. No server."""
+shared options on every command, the closest real command for a typo. No server: each
+run is the CLI in this process (support.cli.run_cli)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,9 @@ import pytest
 import typer
 from hypothesis import example, given
 from hypothesis import strategies as st
-from typer.testing import CliRunner
+from support.cli import run_cli
 
-from riido_pg.cli.main import LOCAL, app, main
+from riido_pg.cli.main import LOCAL, app
 
 
 def _commands() -> Iterator[tuple[str, ...]]:
@@ -34,16 +35,8 @@ COMMANDS = sorted(_commands())
 INTERNALS = re.compile(
     r"<(str|int|float|path|file|directory|text)\b|<\w+\|\w+>|\[x[<>]=|<=x|\{[A-Z_]+\}"
 )
-
-
-def _run(args: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
-    try:
-        main(args)
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+#: A server nothing connects to: every usage error is found before a connection.
+NOWHERE = "postgresql://nobody@127.0.0.1:1/never-connected"
 
 
 def test_every_command_is_listed() -> None:
@@ -55,9 +48,9 @@ def test_every_command_is_listed() -> None:
 
 @pytest.mark.parametrize("path", COMMANDS, ids=" ".join)
 def test_help_has_one_placeholder_style_and_the_shared_options(path: tuple[str, ...]) -> None:
-    result = CliRunner().invoke(app, [*path, "--help"])
-    assert result.exit_code == 0, result.output
-    help_text = result.output
+    result = run_cli([*path, "--help"], dsn=None)
+    assert (result.code, result.stderr) == (0, ""), result.stderr
+    help_text = result.stdout
     assert not INTERNALS.search(help_text), help_text
     assert "--debug" in help_text  # everywhere, extract, corpus docproxy and db stop too
     assert ("--dsn URL" in help_text) == (path not in LOCAL)
@@ -123,26 +116,23 @@ def test_help_has_one_placeholder_style_and_the_shared_options(path: tuple[str, 
         ),
     ],
 )
-def test_usage_errors_in_one_style(
-    args: list[str], message: str, capsys: pytest.CaptureFixture[str], monkeypatch: Any
-) -> None:
-    monkeypatch.setenv("RIIDO_PG_DSN", "postgresql://nobody@127.0.0.1:1/never-connected")
-    code, out, err = _run(args, capsys)
-    assert (code, out, err) == (2, "", message)
+def test_usage_errors_in_one_style(args: list[str], message: str) -> None:
+    result = run_cli(args, dsn=NOWHERE)
+    assert (result.code, result.stdout, result.stderr) == (2, "", message)
     for internal in ("Value error", "Input should be", "Invalid value for"):
-        assert internal not in err
+        assert internal not in result.stderr
 
 
 def test_policy_help_lists_what_can_be_chosen_there() -> None:
     from riido_pg.ranking.policies import evaluated_policies
 
-    query_help = " ".join(CliRunner().invoke(app, ["query", "--help"]).output.split())
+    query_help = " ".join(run_cli(["query", "--help"], dsn=None).stdout.split())
     listed = query_help.split("--policy POLICY", 1)[1].split("--limit", 1)[0]
     # the two that need their own flag are not offered on --policy alone
     assert "external_hints_baseline_first" not in listed
     assert "model_hints_baseline_first" not in listed
     assert "identifier_bm25_fused" in listed and "bm25" in listed
-    eval_help = " ".join(CliRunner().invoke(app, ["eval", "--help"]).output.split())
+    eval_help = " ".join(run_cli(["eval", "--help"], dsn=None).stdout.split())
     offered = eval_help.split("--policy POLICY", 1)[1].split("--text-config", 1)[0]
     for name in evaluated_policies(model=True):
         assert name in offered

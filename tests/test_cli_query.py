@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import DEFAULT_TIMEOUT, cli_env
 
 from riido_pg import Document, load_snapshot
 from riido_pg.ranking import evaluated_policies
@@ -224,16 +227,12 @@ def test_usage_names_arguments_consistently(cli: Any) -> None:
 
 
 def test_query_argument_that_is_not_utf8(db: Any) -> None:
-    import os
-    import subprocess
-    import sys
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RIIDO_PG_")}
-    env["RIIDO_PG_DSN"] = db.dsn
+    """A real process: the bytes of its command line decoded by the interpreter."""
     proc = subprocess.run(
         [sys.executable.encode(), b"-m", b"riido_pg", b"query", b"q", b"read \xff config"],
         capture_output=True,
-        env=env,
+        env=cli_env(db.dsn),
         check=False,
+        timeout=DEFAULT_TIMEOUT,
     )
     assert (proc.returncode, proc.stderr) == (2, b"error: query is not valid UTF-8\n")

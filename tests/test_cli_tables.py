@@ -7,12 +7,13 @@ from __future__ import annotations
 import os
 import pty
 import re
-import subprocess
 import sys
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from support.cli import DEFAULT_TIMEOUT, spawn
+from support.database import Database
 
 from riido_pg import Document, load_snapshot
 from riido_pg.cli.tables import print_ranking, print_snapshots
@@ -90,30 +91,34 @@ def test_control_characters_are_shown_not_sent(
     assert "\x1b" not in listed and "x\\x1b]0;PWNED" in listed and "s\\x1b[1m" in listed
 
 
-def test_query_on_a_terminal_is_a_table_of_the_first_10(db: Any) -> None:
+def test_query_on_a_terminal_is_a_table_of_the_first_10(db: Database) -> None:
+    """A terminal on stdout: a real process (support.cli.spawn)."""
     with db.connect() as conn:
         load_snapshot(conn, "tty", [Document(f"d{i:02d}", f"read {i}") for i in range(25)])
     leader, follower = pty.openpty()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RIIDO_PG_")}
-    env.update(RIIDO_PG_DSN=db.dsn, COLUMNS="50", TERM="dumb")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "riido_pg", "query", "tty", "read"],
-        stdout=follower,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
-    os.close(follower)
     seen = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # the terminal closed when the process exited
-            break
-        if not chunk:
-            break
-        seen += chunk
-    _, err = proc.communicate(timeout=120)
-    os.close(leader)
+    try:
+        with spawn(
+            ["query", "tty", "read"],
+            dsn=db.dsn,
+            env={"COLUMNS": "50", "TERM": "dumb"},
+            stdout=follower,
+        ) as proc:
+            os.close(follower)
+            follower = -1
+            while True:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:  # the terminal closed when the process exited
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            _, err = proc.communicate(timeout=DEFAULT_TIMEOUT)
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
     assert (proc.returncode, err) == (0, b"")
     text = seen.decode()
     assert not text.lstrip().startswith("{")  # not the JSON

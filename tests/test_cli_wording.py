@@ -6,17 +6,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 from psycopg import sql
-
-from riido_pg import Document, load_snapshot
+from support.cli import Cli
+from support.database import Database
 
 ESCAPES = "x\x1b]0;PWNED\x07\x1b[31mred\x1b[0m"
 
 
-def test_a_hostile_file_name_is_shown_not_sent(cli: Any, db: Any, tmp_path: Path) -> None:
+def test_a_hostile_file_name_is_shown_not_sent(cli: Cli, db: Database, tmp_path: Path) -> None:
     tree = tmp_path / "tree"
     tree.mkdir()
     (tree / f"{ESCAPES}.py").write_text("def read_config(path):\n    return open(path)\n")
@@ -33,21 +32,29 @@ def test_a_hostile_file_name_is_shown_not_sent(cli: Any, db: Any, tmp_path: Path
     assert f"{ESCAPES}.py:read_config:1" in {c["id"] for c in body["candidates"]}  # JSON as is
 
 
-def test_a_hostile_snapshot_id_is_shown_not_sent(cli: Any, db: Any) -> None:
+def test_a_hostile_snapshot_id_is_shown_not_sent(cli: Cli, db: Database) -> None:
+    """A snapshot id with control characters is refused; one stored before that rule (or
+    by hand) is still listed, its characters shown, never sent."""
     with db.connect() as conn:
-        load_snapshot(conn, f"snap{ESCAPES}", [Document("a", "read")])
+        conn.execute(
+            "INSERT INTO riido.snapshots (snapshot_id, text_config, state, document_count, "
+            "content_digest, k1, b) VALUES (%s, 'english', 'ready', 0, '', 1.2, 0.75)",
+            (f"snap{ESCAPES}",),
+        )
     listed = cli(["snapshots", "list"])
     assert listed.code == 0, listed.stderr
     assert "\x1b" not in listed.stdout and "snapx\\x1b]0;PWNED" in listed.stdout
-    dropped = cli(["snapshots", "drop", f"snap{ESCAPES}"])
-    assert dropped.code == 0 and "\x1b" not in dropped.stdout
-    again = cli(["snapshots", "drop", f"snap{ESCAPES}"])
-    assert again.code == 2
-    assert again.stderr == "error: no snapshot 'snapx\\x1b]0;PWNED\\x07\\x1b[31mred\\x1b[0m'\n"
+    for args in (["snapshots", "drop", f"snap{ESCAPES}"], ["query", f"snap{ESCAPES}", "read"]):
+        refused = cli(args)
+        assert (refused.code, refused.stdout) == (2, "")
+        assert refused.stderr == (
+            "error: snapshot id contains a control character (\\x1b at byte 5); "
+            "use printable characters\n"
+        )
 
 
 @pytest.fixture(scope="module")
-def tables(db: Any) -> None:
+def tables(db: Database) -> None:
     with db.connect() as conn:
         conn.execute("CREATE SCHEMA extra")
         conn.execute("CREATE TABLE extra.fns AS SELECT 'f1' AS id, 'read config' AS text")
@@ -68,7 +75,7 @@ def tables(db: Any) -> None:
         )
 
 
-def test_an_unqualified_table_is_found_on_the_search_path(cli: Any, tables: None) -> None:
+def test_an_unqualified_table_is_found_on_the_search_path(cli: Cli, tables: None) -> None:
     result = cli(["load", "from-path", "--from-table", "fns"])
     assert (result.code, result.stdout) == (0, "loaded snapshot 'from-path' (1 document)\n")
     missing = cli(["load", "from-path", "--from-table", "nope"])
@@ -78,7 +85,7 @@ def test_an_unqualified_table_is_found_on_the_search_path(cli: Any, tables: None
     )
 
 
-def test_a_view_that_fails_mid_read_is_named(cli: Any, db: Any, tables: None) -> None:
+def test_a_view_that_fails_mid_read_is_named(cli: Cli, db: Database, tables: None) -> None:
     before = db.counts()
     result = cli(["load", "broken-view", "--from-table", "breaks"])
     assert (result.code, result.stdout) == (1, "")
@@ -88,7 +95,7 @@ def test_a_view_that_fails_mid_read_is_named(cli: Any, db: Any, tables: None) ->
     assert db.counts() == before
 
 
-def test_a_word_too_long_to_index_names_the_table(cli: Any, db: Any, tables: None) -> None:
+def test_a_word_too_long_to_index_names_the_table(cli: Cli, db: Database, tables: None) -> None:
     before = db.counts()
     result = cli(["load", "long-word", "--from-table", "public.longword"])
     assert (result.code, result.stdout) == (2, "")

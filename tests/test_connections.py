@@ -21,6 +21,7 @@ import pytest
 import sqlalchemy
 from psycopg.pq import TransactionStatus
 from sqlalchemy.orm import Session
+from support.database import Database as ModuleDb
 
 import riido_pg
 from riido_pg import (
@@ -130,7 +131,7 @@ def test_every_public_function_and_method_is_covered() -> None:
 
 
 @pytest.fixture(scope="module", autouse=True)
-def prepared(db: Any) -> Iterator[None]:
+def prepared(db: ModuleDb) -> Iterator[None]:
     with db.connect() as conn:
         riido_pg.load_snapshot(conn, "base", DOCS)
         conn.execute("CREATE TABLE public.src (id text, text text)")
@@ -143,14 +144,14 @@ def prepared(db: Any) -> Iterator[None]:
         conn.execute("DROP ROLE riido_t_conn_reader")
 
 
-def _visible(db: Any) -> set[str]:
+def _visible(db: ModuleDb) -> set[str]:
     with db.connect() as conn:
         rows = conn.execute("SELECT snapshot_id FROM riido.snapshots").fetchall()
     return {str(r[0]) for r in rows}
 
 
 @contextmanager
-def _connection(db: Any, kind: str) -> Iterator[tuple[Any, Callable[[], None]]]:
+def _connection(db: ModuleDb, kind: str) -> Iterator[tuple[Any, Callable[[], None]]]:
     """The caller's connection of ``kind`` and its commit."""
     if kind in ("sqlalchemy", "session"):
         engine = sqlalchemy.create_engine(
@@ -186,7 +187,7 @@ CASES = [
 
 @pytest.mark.parametrize(("name", "op", "kind"), CASES, ids=[f"{n}-{k}" for n, _, k in CASES])
 def test_public_call_on_a_callers_connection(
-    db: Any, tmp_path: Path, name: str, op: Op, kind: str
+    db: ModuleDb, tmp_path: Path, name: str, op: Op, kind: str
 ) -> None:
     snap = f"{name.replace(' ', '_')}-{kind}-{uuid.uuid4().hex[:6]}"
     if op.drops:

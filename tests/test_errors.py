@@ -8,7 +8,8 @@ from typing import Any
 
 import psycopg
 import pytest
-from conftest import Database, create_database, drop_database, login_role, table_locked
+from support.database import Database, create_database, drop_database
+from support.sessions import login_role, table_locked
 
 from riido_pg import (
     DatabaseUnavailable,

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Database
-from corpus import generated_corpus, tie_corpus, write_beir
+from support.corpus import generated_corpus, tie_corpus, write_beir
+from support.database import Database
 
 import riido_pg.evaluation.batch as evaluate_module
 from riido_pg.errors import InvalidInput, SnapshotNotFound

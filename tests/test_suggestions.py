@@ -13,26 +13,37 @@ from typing import Any
 import psycopg
 import pytest
 from psycopg import sql
+from support.cli import Cli
 
 import riido_pg
 from riido_pg import Database, Document, RiidoError
 from riido_pg.quoting import shell_arg
 
 PACKAGE = Path(riido_pg.__file__).parent
-#: Functions whose result is safe inside a suggestion (``_q``: the embedded server's
-#: shlex.quote of its own data directory).
-QUOTERS = {"shell_command", "shell_arg", "sql_ident", "_drop", "_q"}
+#: Functions whose result is safe inside a suggestion (``q``: the embedded server's
+#: shlex.quote of its own data directory, riido_pg.server.embedded.messages).
+QUOTERS = {"shell_command", "shell_arg", "sql_ident", "_drop", "q"}
 #: Values inside a suggested command that no user chose: process ids, the system
-#: user, the command's own path.
-NOT_INPUT = {"info.pid", "listed", "owner.name", "_owner().name", "SERVER_USER", "ctx.command_path"}
+#: user (the embedded server's account), the command's own path, the null device, the
+#: embedded server's distribution name.
+NOT_INPUT = {
+    "info.pid",
+    "listed",
+    "owner().name",
+    "account.name",
+    "SERVER_USER",
+    "ctx.command_path",
+    "os.devnull",
+    "DISTRIBUTION",
+}
 HOSTILE = [
     "a b; rm -rf ~ #",
     "$(id)",
     "`id`",
     "x'; drop schema riido cascade; --",
-    "nosnap\x1b[2J",
-    "new\nline",
 ]
+#: Snapshot ids with control characters: refused before any suggestion is made.
+CONTROL = ["nosnap\x1b[2J", "new\nline"]
 
 
 def _quoting(value: ast.expr, safe: set[str]) -> bool:
@@ -108,6 +119,17 @@ def test_no_snapshot_suggests_loading_exactly_that_id(conn: Any, snapshot: str) 
     assert str(info.value) == f"no snapshot {snapshot!r}; load one with load_snapshot()"
 
 
+@pytest.mark.parametrize("snapshot", CONTROL)
+def test_a_snapshot_id_with_control_characters_is_refused_and_shown(
+    conn: Any, snapshot: str
+) -> None:
+    with pytest.raises(RiidoError) as info:
+        Database(conn).rank(snapshot, "read")
+    said = info.value.render(cli=True)
+    assert said.startswith("snapshot id contains a control character (\\x")
+    assert "\x1b" not in said and "\n" not in said and "riido-pg" not in said
+
+
 @pytest.mark.parametrize("snapshot", HOSTILE)
 def test_an_interrupted_load_suggests_dropping_exactly_that_id(conn: Any, snapshot: str) -> None:
     conn.execute(
@@ -158,12 +180,18 @@ def test_no_role_suggests_sql_that_creates_exactly_that_role(conn: Any, role: st
     assert row.fetchone() == (0,)
 
 
-def test_cli_error_lines_quote_and_show_the_id(cli: Any, tmp_path: Path) -> None:
+def test_cli_error_lines_quote_and_show_the_id(cli: Cli, tmp_path: Path) -> None:
+    result = cli(["query", "nosnap; rm -rf ~", "x"])
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr == (
+        "error: no snapshot 'nosnap; rm -rf ~'; load one with "
+        "`riido-pg load 'nosnap; rm -rf ~' SOURCE`\n"
+    )
     result = cli(["query", "nosnap\x1b[2J", "x"])
     assert (result.code, result.stdout) == (2, "")
     assert result.stderr == (
-        "error: no snapshot 'nosnap\\x1b[2J'; load one with "
-        "`riido-pg load $'nosnap\\x1b[2J' SOURCE`\n"
+        "error: snapshot id contains a control character (\\x1b at byte 6); "
+        "use printable characters\n"
     )
     missing = tmp_path / "a b; rm -rf ~ #"
     result = cli(["eval", str(missing)])

@@ -46,7 +46,7 @@ from riido_pg.sources import TreeOptions
 from riido_pg.storage import DEFAULT_TEXT_CONFIG, Progress, Snapshot
 
 if TYPE_CHECKING:
-    from riido_pg.shards import Router, ShardInfo
+    from riido_pg.shards import MovedSnapshot, Router, ShardInfo
 
 __all__ = ["Database"]
 
@@ -157,7 +157,10 @@ class Database:
 
         ``source``: a path (a ``.json`` request file, a ``.jsonl`` file, a BEIR
         directory or a source tree, told apart by :func:`riido_pg.sources.source_kind`;
-        ``tree`` says how a tree is read), a :class:`~riido_pg.sources.Table`, or any
+        ``tree`` says how a tree is read: languages, excludes, vendored and test code,
+        and ``rev``, a git revision of the repository at the path, read without a
+        checkout), a :class:`~riido_pg.sources.Table` (read where this database's
+        connection points: through a coordinator, the coordinator's table), or any
         iterable of :class:`~riido_pg.Document`. ``jobs``: connections indexing at once
         (default: this machine's cores, at most 4; 1 inside the caller's transaction).
         ``model``: also embed every document with this learned hint source (on an
@@ -175,18 +178,19 @@ class Database:
         with self._call(commits=parallel) as router:
             in_caller = router.coordinator.info.transaction_status == TransactionStatus.INTRANS
             self._writable_here(router, "loading a snapshot")
-            conn = router.for_load(snapshot_id, shard)
-            result = store(
-                conn,
-                snapshot_id,
-                docs,
-                text_config=text_config,
-                replace=replace,
-                progress=progress,
-                jobs=jobs if jobs is not None else (1 if in_caller else _default_jobs()),
-                **options,
-            )
-            embedded = model is not None and embed(conn, snapshot_id, model, progress)
+            with router.loading(snapshot_id, shard) as conn:
+                result = store(
+                    conn,
+                    snapshot_id,
+                    docs,
+                    reader=router.coordinator,
+                    text_config=text_config,
+                    replace=replace,
+                    progress=progress,
+                    jobs=jobs if jobs is not None else (1 if in_caller else _default_jobs()),
+                    **options,
+                )
+                embedded = model is not None and embed(conn, snapshot_id, model, progress)
         return Loaded(result, model if embedded else None, stats)
 
     def get(self, snapshot_id: str) -> Snapshot:
@@ -215,13 +219,16 @@ class Database:
                 self._writable_here(router, "dropping a snapshot")
             drop_snapshot(router, snapshot_id)
 
-    def move(self, snapshot_id: str, shard: str) -> str | None:
-        """Move a snapshot to ``shard``; the shard it came from (None: the coordinator)."""
+    def move(self, snapshot_id: str, shard: str, *, replace: bool = False) -> MovedSnapshot:
+        """Move a snapshot to ``shard``: where it came from (None: the coordinator), and
+        a note when its old copy could not be removed (README "More than one server").
+        A ready snapshot of that id the shard holds already (not placed there) is
+        :class:`~riido_pg.errors.SnapshotExists` unless ``replace``."""
         from riido_pg.shards import move_snapshot
 
         check_snapshot_id(snapshot_id)
         with self._call(commits="moving a snapshot") as router:
-            return move_snapshot(router, snapshot_id, shard)
+            return move_snapshot(router, snapshot_id, shard, replace=replace)
 
     # -- ranking --------------------------------------------------------------------
 
@@ -337,12 +344,13 @@ class Database:
 
     # -- shards and roles -----------------------------------------------------------
 
-    def add_shard(self, name: str, dsn: str) -> None:
-        """Register the database at ``dsn`` as shard ``name`` of this coordinator."""
+    def add_shard(self, name: str, dsn: str, *, password: str | None = None) -> None:
+        """Register the database at ``dsn`` as shard ``name`` of this coordinator;
+        ``password`` (e.g. read from a file) instead of one in the DSN."""
         from riido_pg.shards import add_shard
 
         with self._call(commits="adding a shard") as router:
-            add_shard(router.coordinator, name, dsn)
+            add_shard(router.coordinator, name, dsn, password=password)
 
     def shards(self) -> list[ShardInfo]:
         """This coordinator's shards (never their credentials)."""

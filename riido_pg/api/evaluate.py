@@ -96,28 +96,33 @@ def evaluate_on(
     model: str | None,
     progress: Progress | None,
 ) -> Evaluated:
-    """Evaluate (checked arguments, the model loaded) on ``router``'s servers."""
+    """Evaluate (checked arguments, the model loaded) on ``router``'s servers. A corpus
+    stored now stays locked as a load's (:meth:`~riido_pg.shards.Router.for_load`)
+    until the evaluation ends, and no longer."""
     from riido_pg.evaluation import evaluate
 
     stored = None
-    if corpus is not None:
-        conn, snapshot_id, stored = _stored(
-            router, corpus, text_config or DEFAULT_TEXT_CONFIG, progress
+    try:
+        if corpus is not None:
+            conn, snapshot_id, stored = _stored(
+                router, corpus, text_config or DEFAULT_TEXT_CONFIG, progress
+            )
+        else:
+            assert snapshot is not None
+            conn, snapshot_id = _found(router, snapshot, text_config), snapshot
+        if model is not None:
+            load_model(model)
+            embed(conn, snapshot_id, model, progress)
+        result = evaluate(
+            conn,
+            snapshot_id,
+            policies=policies,
+            progress=progress,
+            run_dir=run_dir,
+            run_depth=run_depth,
+            fused_weight=fused_weight,
+            model=model,
         )
-    else:
-        assert snapshot is not None
-        conn, snapshot_id = _found(router, snapshot, text_config), snapshot
-    if model is not None:
-        load_model(model)
-        embed(conn, snapshot_id, model, progress)
-    result = evaluate(
-        conn,
-        snapshot_id,
-        policies=policies,
-        progress=progress,
-        run_dir=run_dir,
-        run_depth=run_depth,
-        fused_weight=fused_weight,
-        model=model,
-    )
+    finally:
+        router.end_load()
     return Evaluated(result, snapshot_id, stored)

@@ -30,7 +30,7 @@ def opened(
     if isinstance(source, str | Path):
         path = Path(source)
         stats = None
-        if source_kind(path) is Kind.TREE:
+        if source_kind(path, rev=tree.rev if tree is not None else None) is Kind.TREE:
             from riido_pg.extract import ExtractStats
 
             stats = ExtractStats()
@@ -39,7 +39,8 @@ def opened(
     if tree is not None and tree.given:
         what = "a table" if isinstance(source, Table) else "documents"
         raise ConflictingOptions(
-            f"languages, excludes and vendored code apply to a source tree, not to {what}"
+            "languages, excludes, vendored code, test code and a git revision apply to a "
+            f"source tree, not to {what}"
         )
     return source, None
 
@@ -48,18 +49,28 @@ def store(
     conn: Conn,
     snapshot_id: str,
     docs: Iterable[Document] | Table,
+    *,
+    reader: Conn | None = None,
     **options: Any,
 ) -> LoadResult:
     """Load ``docs`` (or a table's rows) as ``snapshot_id`` on ``conn``; ``options`` are
-    :func:`riido_pg.load_snapshot`'s. A row the server cannot index is named with its
-    table (``table app.functions: document 'f3' has a word of more than ...``)."""
+    :func:`riido_pg.load_snapshot`'s. A table is read on ``reader`` (default ``conn``):
+    through a coordinator, the coordinator's database holds the table while ``conn``
+    is the snapshot's shard. A row the server cannot index is named with its table
+    (``table app.functions: document 'f3' has a word of more than ...``)."""
     from riido_pg.storage import load_snapshot, load_snapshot_from_table
 
     if not isinstance(docs, Table):
         return load_snapshot(conn, snapshot_id, docs, **options)
     try:
         return load_snapshot_from_table(
-            conn, snapshot_id, docs.name, docs.id_column, docs.text_column, **options
+            conn,
+            snapshot_id,
+            docs.name,
+            docs.id_column,
+            docs.text_column,
+            source=reader,
+            **options,
         )
     except InvalidInput as exc:
         if exc.message.startswith("document "):

@@ -13,6 +13,7 @@ from typing import Annotated
 
 import typer
 
+from riido_pg.cli.history import corpus_history
 from riido_pg.cli.options import EvalPolicyOpt, whole
 from riido_pg.cli.progress import progress_bar
 from riido_pg.cli.settings import database
@@ -21,6 +22,7 @@ from riido_pg.words import count
 __all__ = ["corpus_app", "corpus_docproxy", "eval_command"]
 
 corpus_app = typer.Typer(help="Build evaluation corpora.", no_args_is_help=True)
+corpus_app.command("history")(corpus_history)
 
 
 def eval_command(
@@ -154,7 +156,7 @@ def corpus_docproxy(
     ] = None,
 ) -> None:
     """Build the pinned documentation-proxy corpus (sqlalchemy, rich, click) as a BEIR dir."""
-    from riido_pg.evaluation.docproxy import build_docproxy
+    from riido_pg.corpora.docproxy import build_docproxy
 
     def report(message: str) -> None:
         sys.stderr.write(message + "\n")

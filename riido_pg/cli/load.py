@@ -8,11 +8,17 @@ from typing import Annotated
 
 import typer
 
-from riido_pg.cli.extract import ExcludeOpt, IncludeVendoredOpt, LangOpt
+from riido_pg.cli.extract import (
+    ExcludeOpt,
+    IncludeVendoredOpt,
+    LangOpt,
+    NoTestsOpt,
+    RevOpt,
+    tree_notes,
+)
 from riido_pg.cli.options import ShardOpt, SnapshotArg, TextConfig, whole
-from riido_pg.cli.output import note
 from riido_pg.cli.progress import progress_bar
-from riido_pg.cli.settings import database
+from riido_pg.cli.settings import database, settings
 from riido_pg.errors import ConflictingOptions
 from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG
 from riido_pg.words import count
@@ -28,7 +34,8 @@ def load(
         typer.Argument(
             metavar="SOURCE",
             help="A .json request file, a .jsonl file of {id,text}, a BEIR directory, or a "
-            "source tree (a directory without corpus.jsonl: one document per function).",
+            "source tree (a directory without corpus.jsonl, or any directory of a git "
+            "repository with --rev: one document per function).",
             show_default=False,
         ),
     ] = None,
@@ -39,13 +46,16 @@ def load(
     lang: LangOpt = None,
     exclude: ExcludeOpt = None,
     include_vendored: IncludeVendoredOpt = False,
+    no_tests: NoTestsOpt = False,
+    rev: RevOpt = None,
     from_table: Annotated[
         str | None,
         typer.Option(
             "--from-table",
             metavar="TABLE",
             help="Read the documents from this table (SCHEMA.TABLE, or a table on the "
-            "search path), inside the server; no SOURCE.",
+            "search path), inside the server (through a coordinator: the coordinator's "
+            "table); no SOURCE.",
             show_default=False,
         ),
     ] = None,
@@ -91,10 +101,13 @@ def load(
         )
     if source is not None and from_table is not None:
         raise ConflictingOptions("give a SOURCE or --from-table TABLE, not both")
-    tree = TreeOptions(lang or None, exclude or (), include_vendored)
+    tree = TreeOptions(lang or None, exclude or (), include_vendored, no_tests, rev)
+    if from_table is not None and rev is not None:
+        raise ConflictingOptions("--rev reads a git repository given as SOURCE, not a table")
     if from_table is not None and tree.given:
         raise ConflictingOptions(
-            "--lang, --exclude and --include-vendored apply to a source tree, not to a table"
+            "--lang, --exclude, --include-vendored and --no-tests apply to a source tree, "
+            "not to a table"
         )
     target = Table(from_table, id_column, text_column) if from_table is not None else source
     assert target is not None
@@ -111,7 +124,7 @@ def load(
             progress=progress,
         )
     if loaded.stats is not None:
-        note(loaded.stats.describe())
+        tree_notes(loaded.stats, debug=settings(ctx).debug)
     verb = {"created": "loaded", "replaced": "replaced", "unchanged": "unchanged:"}[loaded.action]
     line = f"{verb} snapshot {loaded.snapshot_id!r} ({count(loaded.documents, 'document')})"
     if loaded.embedded is not None:

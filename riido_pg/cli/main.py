@@ -50,7 +50,7 @@ app.add_typer(corpus_app, name="corpus")
 app.add_typer(database.app, name="db")
 
 #: Commands that need no server: they take --debug but not --dsn.
-LOCAL = {("extract",), ("corpus", "docproxy"), ("db", "stop")}
+LOCAL = {("extract",), ("corpus", "docproxy"), ("corpus", "history"), ("db", "stop")}
 
 
 def _shape(group: typer.Typer, path: tuple[str, ...] = ()) -> None:

@@ -1,4 +1,5 @@
-"""The progress bar of long commands (``load``, ``eval``) on a terminal.
+"""The progress bar of long commands (``load``, ``eval``, ``corpus history``) on a
+terminal.
 
 Each phase the library reports is a row saying what the user gets (``indexing
 words``, ``building the index``), with its count, its rate and its clock.
@@ -10,7 +11,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-__all__ = ["PHASES", "STREAMED", "progress_bar"]
+__all__ = ["PHASES", "STREAMED", "finishes", "progress_bar"]
 
 
 #: Labels of the progress phases reported by the library.
@@ -23,11 +24,20 @@ PHASES = {
     "embeddings": "embedding documents",
     "index": "building the index",
     "statistics": "updating statistics",
+    "commits": "commits read",
+    "questions": "questions found",
 }
 
 
-#: Phases that advance together while a load streams its input.
-STREAMED = frozenset({"files", "functions", "rows", "documents"})
+#: Phases that advance together: a load streaming its input, and ``corpus history``
+#: reading commits while it finds questions.
+STREAMED = frozenset({"files", "functions", "rows", "documents", "commits", "questions"})
+
+
+def finishes(phase: str, earlier: str) -> bool:
+    """Whether a new ``phase`` marks an ``earlier`` one finished: it does, unless both
+    are streamed phases (:data:`STREAMED`), which run side by side."""
+    return not (phase in STREAMED and earlier in STREAMED)
 
 
 @contextmanager
@@ -80,9 +90,8 @@ def progress_bar() -> Iterator[Callable[[str, int, int], None] | None]:
             if phase not in tasks:
                 # a streamed load reads, extracts and indexes at once: those phases
                 # advance together; a later phase completes every one before it
-                streamed = phase in STREAMED
                 for name, earlier in tasks.items():
-                    if streamed and name in STREAMED:
+                    if not finishes(phase, name):
                         continue
                     task = bar.tasks[earlier]
                     if not task.finished:
@@ -90,7 +99,7 @@ def progress_bar() -> Iterator[Callable[[str, int, int], None] | None]:
                             earlier, total=task.completed or 1, completed=task.completed or 1
                         )
                 tasks[phase] = bar.add_task(
-                    PHASES.get(phase, phase), total=total or None, counted=streamed
+                    PHASES.get(phase, phase), total=total or None, counted=phase in STREAMED
                 )
             bar.update(tasks[phase], completed=done, total=total or None)
 

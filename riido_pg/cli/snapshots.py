@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from riido_pg.cli.options import Format, ListFormatOpt, SnapshotArg
-from riido_pg.cli.output import emit_json
+from riido_pg.cli.output import emit_json, note
 from riido_pg.cli.settings import database
 
 __all__ = ["app"]
@@ -43,9 +43,19 @@ def snapshots_move(
     ctx: typer.Context,
     snapshot_id: SnapshotArg,
     shard: Annotated[str, typer.Argument(metavar="SHARD", help="The shard to move it to.")],
+    replace: Annotated[
+        bool,
+        typer.Option(
+            "--replace",
+            help="Overwrite a ready snapshot of that id the shard already holds (not placed "
+            "there: loaded on it directly, or by another coordinator).",
+        ),
+    ] = False,
 ) -> None:
     """Move a snapshot to another shard: copy, verify, switch readers, remove the old copy."""
     with database(ctx) as db:
-        came_from = db.move(snapshot_id, shard)
-    where = f"shard {came_from!r}" if came_from else "the coordinator"
+        moved = db.move(snapshot_id, shard, replace=replace)
+    where = f"shard {moved.came_from!r}" if moved.came_from else "the coordinator"
     typer.echo(f"moved snapshot {snapshot_id!r} from {where} to shard {shard!r}")
+    if moved.note:
+        note(moved.note)

@@ -81,6 +81,7 @@ from riido_pg.errors import (
     TransactionFailed,
     TransactionInProgress,
 )
+from riido_pg.redact import redact_dsn
 
 __all__ = [
     "Commits",
@@ -154,7 +155,7 @@ def translate(exc: psycopg.Error) -> RiidoError:
                 Hint("run `riido-pg db upgrade`", "create it with `riido-pg --dsn URL db upgrade`"),
             )
     if isinstance(exc, psycopg.OperationalError):
-        return DatabaseUnavailable(f"lost the database connection: {first_line(exc)}")
+        return DatabaseUnavailable(f"lost the database connection: {redact_dsn(first_line(exc))}")
     return DatabaseError(
         f"database error: {first_line(exc)}", Hint(cli="rerun with --debug for details")
     )

@@ -6,7 +6,9 @@ A source is a path or a :class:`Table`:
 * a ``.jsonl`` file: one ``{"id","text"}`` object per line;
 * a BEIR directory (one holding ``corpus.jsonl``): its corpus, a title prepended;
 * any other directory: a source tree, one document per function
-  (:func:`riido_pg.extract.tree_documents`, as ``riido-pg extract`` reads it);
+  (:func:`riido_pg.extract.tree_documents`, as ``riido-pg extract`` reads it); with
+  a git revision (:attr:`TreeOptions.rev`), any directory of a repository is the tree
+  of that revision, read without a checkout;
 * a :class:`Table`: rows of a table in the database, read inside the server
   (:func:`riido_pg.storage.load_snapshot_from_table`).
 
@@ -73,14 +75,28 @@ class TreeOptions:
     excludes: Sequence[str] = ()
     #: Also read vendored code (node_modules, vendor, minified files, ...).
     include_vendored: bool = False
+    #: Leave out test code (:func:`riido_pg.extract.paths.is_test_path`).
+    no_tests: bool = False
+    #: Read the tree of this git revision of the repository at the path (a branch,
+    #: tag or commit), without checking it out.
+    rev: str | None = None
 
     @property
     def given(self) -> bool:
-        return bool(self.langs or self.excludes or self.include_vendored)
+        return bool(
+            self.langs
+            or self.excludes
+            or self.include_vendored
+            or self.no_tests
+            or self.rev is not None
+        )
 
 
-def source_kind(path: Path) -> Kind:
-    """What ``path`` is as a source, or InvalidInput saying what was expected."""
+def source_kind(path: Path, *, rev: str | None = None) -> Kind:
+    """What ``path`` is as a source, or InvalidInput saying what was expected. With
+    ``rev`` a directory is a source tree (that revision's), whatever it holds now."""
+    if path.is_dir() and rev is not None:
+        return Kind.TREE
     if path.is_dir():
         return Kind.BEIR if (path / "corpus.jsonl").exists() else Kind.TREE
     if not path.exists():
@@ -105,15 +121,18 @@ def open_source(
     """The documents at ``path``, read as they are consumed (a ``.json`` request is
     parsed now, whole). ``snapshot_id``: the id a ``.json`` file is loaded under (a
     file naming another is refused). ``tree``, ``stats`` and ``progress`` apply to a
-    source tree (``stats`` counts what the extraction saw and left out)."""
-    kind = source_kind(path)
+    source tree (``stats`` counts what the extraction saw and left out). A git
+    revision (``tree.rev``) is checked now: a directory in no repository, or a
+    revision naming no commit, fails before anything is read."""
     options = tree or TreeOptions()
+    kind = source_kind(path, rev=options.rev)
     if kind is not Kind.TREE and options.given:
         raise ConflictingOptions(
             f"{path} is {kind}, not a source tree",
             Hint(
-                "--lang, --exclude and --include-vendored apply to a source tree only",
-                "langs, excludes and include_vendored apply to a source tree only",
+                "--lang, --exclude, --include-vendored, --no-tests and --rev apply to a "
+                "source tree only",
+                "langs, excludes, include_vendored, no_tests and rev apply to a source tree only",
             ),
         )
     if kind is Kind.JSON:
@@ -124,11 +143,17 @@ def open_source(
         return beir_documents(path)
     from riido_pg.extract import tree_documents
 
+    if options.rev is not None:
+        from riido_pg.extract.gittree import open_revision
+
+        open_revision(path, options.rev)  # checked now; the stream opens it again
     return tree_documents(
         path,
         langs=options.langs or None,
         excludes=options.excludes,
         include_vendored=options.include_vendored,
+        no_tests=options.no_tests,
         stats=stats,
         progress=progress,
+        rev=options.rev,
     )

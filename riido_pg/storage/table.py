@@ -2,8 +2,11 @@
 
 The rows are read with ``COPY (SELECT id::text, text::text FROM table) TO STDOUT`` on
 a second session of the same role, streamed into the load as they arrive (memory does
-not grow with the table), and checked exactly like file input (the same errors,
-naming the row's id: a NULL id or text, a duplicate id, an over-limit text).
+not grow with the table). The table is read where the user's DSN points: through a
+coordinator (README "More than one server") that is the coordinator's database,
+while the snapshot is written on its shard. The rows are checked exactly like file
+input (the same errors, naming the row's id: a NULL id or text, a duplicate id, an
+over-limit text).
 Identifiers are composed with ``psycopg.sql.Identifier``; the reading role needs only
 ``SELECT`` on the table.
 
@@ -136,9 +139,13 @@ def load_snapshot_from_table(
     replace: bool = False,
     progress: Progress | None = None,
     jobs: int = 1,
+    source: Conn | None = None,
 ) -> LoadResult:
-    """:func:`~riido_pg.storage.loading.load_snapshot` of the rows of ``table``."""
-    docs = read_table(conn, table, id_column, text_column, progress=progress)
+    """:func:`~riido_pg.storage.loading.load_snapshot` of the rows of ``table``, read on
+    ``source`` (the database holding the table, e.g. a coordinator) and written
+    through ``conn`` (the snapshot's server, e.g. its shard); ``source`` defaults to
+    ``conn``."""
+    docs = read_table(source or conn, table, id_column, text_column, progress=progress)
     return load_snapshot(
         conn,
         snapshot_id,
