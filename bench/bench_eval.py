@@ -113,7 +113,7 @@ def _child(code: str, *args: str) -> dict[str, Any]:
 def _docproxy_dir() -> Path:
     target = OUT_DIR / "docproxy"
     if not (target / "corpus.jsonl").exists():
-        from riido_pg.evaluation.docproxy import build_docproxy
+        from riido_pg.corpora.docproxy import build_docproxy
 
         build_docproxy(target)
     return target

@@ -1,6 +1,6 @@
 """One shard against three: load throughput, queries per second with concurrent
 clients, and what routing through the coordinator costs (README "More than one
-server"). Loopback only; the shard clusters are started here (``tests/clusters.py``)
+server"). Loopback only; the shard clusters are started here (``tests/support/clusters.py``)
 and removed afterwards; the coordinator is a fresh database on ``--dsn``.
 
 1. For 1 and for 3 shards: load ``--snapshots`` snapshots of ``--docs`` CoSQA
@@ -36,14 +36,14 @@ from statistics import median
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-# tests/clusters.py, after bench/ (whose corpus.py is not the tests' one)
+# the tests' helpers (package `support`), after bench/
 sys.path.append(str(Path(__file__).resolve().parent.parent / "tests"))
 
-import clusters
 import corpus
 import psycopg
 import psycopg.sql
 from common import base_parser, bench_database, markdown_table, summary_ms, write_results
+from support import clusters
 
 from riido_pg import load_snapshot, rank_snapshot
 from riido_pg.db import connect

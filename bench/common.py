@@ -1,9 +1,9 @@
 """Shared plumbing for the benchmark scripts (not a test module; nothing here is timed).
 
 Each script creates its own database ``riido_bench_<name>_<random>`` on the server
-named by ``--dsn``, migrates it (``tests/databases.py``, shared with the tests), and drops it at
-the end (``--keep`` keeps it for inspection). Results go to ``bench/out/<name>.json``
-(gitignored) and a small markdown table goes to stdout.
+named by ``--dsn``, migrates it (``tests/support/database.py``, shared with the tests),
+and drops it at the end (``--keep`` keeps it for inspection). Results go to
+``bench/out/<name>.json`` (gitignored) and a small markdown table goes to stdout.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ if str(REPO) not in sys.path:  # run as `python bench/x.py` from a checkout
     sys.path.insert(0, str(REPO))
 if str(BENCH_DIR) not in sys.path:
     sys.path.insert(0, str(BENCH_DIR))
-if str(REPO / "tests") not in sys.path:  # the database plumbing the tests use, last:
-    sys.path.append(str(REPO / "tests"))  # bench/corpus.py, not tests/corpus.py
+if str(REPO / "tests") not in sys.path:  # the tests' helpers (package `support`), last
+    sys.path.append(str(REPO / "tests"))
 
-import databases  # noqa: E402
-from databases import drop_database  # noqa: E402
+from support import database  # noqa: E402
+from support.database import drop_database  # noqa: E402
 
 
 def base_parser(description: str) -> argparse.ArgumentParser:
@@ -51,7 +51,8 @@ def base_parser(description: str) -> argparse.ArgumentParser:
 
 def create_database(server_dsn: str, name: str, *, migrated: bool = True) -> tuple[str, str]:
     """Create and migrate ``riido_bench_<name>_<hex>``; return (dbname, dsn)."""
-    return databases.create_database(server_dsn, f"riido_bench_{name}", migrated=migrated)
+    created = database.create_database(server_dsn, f"riido_bench_{name}", migrated=migrated)
+    return created.name, created.dsn
 
 
 @contextmanager

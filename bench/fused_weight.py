@@ -53,7 +53,7 @@ def main() -> None:
     weights = (0.5, 1.0, 2.0) if args.quick else WEIGHTS
     docproxy = args.docproxy
     if docproxy is None:
-        from riido_pg.evaluation.docproxy import build_docproxy
+        from riido_pg.corpora.docproxy import build_docproxy
 
         docproxy = Path(tempfile.mkdtemp()) / "docproxy"
         build_docproxy(docproxy)

@@ -1,9 +1,19 @@
-"""riido-pg: BM25 code search in PostgreSQL with opt-in, baseline-first identifier hints."""
+"""riido-pg: BM25 code search in PostgreSQL with opt-in, baseline-first identifier hints.
 
-from riido_pg.documents import Document, DocumentSet, HintsRequest
+:class:`Database` is the façade that does what the command line does (any source kind,
+shards, models, evaluation); the functions below it work on one server's connection
+(README "Python API").
+"""
+
+# ``riido_pg.db.connect`` works after a plain ``import riido_pg``.
+from riido_pg import db
+from riido_pg.api import Database, Evaluated, Listing, Loaded
+from riido_pg.documents import Document, DocumentSet, HintsRequest, RankRequest
 from riido_pg.errors import (
     ConflictingOptions,
+    DatabaseError,
     DatabaseUnavailable,
+    Hint,
     InvalidCorpus,
     InvalidDsn,
     InvalidInput,
@@ -16,6 +26,8 @@ from riido_pg.errors import (
     SnapshotExists,
     SnapshotLoading,
     SnapshotNotFound,
+    TransactionFailed,
+    TransactionInProgress,
 )
 from riido_pg.ranking import (
     Candidate,
@@ -28,6 +40,7 @@ from riido_pg.ranking import (
     rank_snapshot,
     register_policy,
 )
+from riido_pg.sources import Table, TreeOptions
 from riido_pg.splitting import split_identifiers
 from riido_pg.storage import (
     LoadResult,
@@ -44,18 +57,25 @@ __version__ = "0.1.0"
 __all__ = [
     "Candidate",
     "ConflictingOptions",
+    "Database",
+    "DatabaseError",
     "DatabaseUnavailable",
     "Document",
     "DocumentSet",
+    "Evaluated",
+    "Hint",
     "HintsRequest",
     "InvalidCorpus",
     "InvalidDsn",
     "InvalidInput",
     "InvalidTextConfig",
+    "Listing",
     "LoadResult",
+    "Loaded",
     "PermissionDenied",
     "Policy",
     "QueryTimeout",
+    "RankRequest",
     "Ranking",
     "RiidoError",
     "SchemaMissing",
@@ -64,9 +84,14 @@ __all__ = [
     "SnapshotExists",
     "SnapshotLoading",
     "SnapshotNotFound",
+    "Table",
+    "TransactionFailed",
+    "TransactionInProgress",
+    "TreeOptions",
     "__version__",
     "auxiliary_first",
     "baseline_first",
+    "db",
     "drop_snapshot",
     "get_snapshot",
     "list_snapshots",

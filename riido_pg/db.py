@@ -1,5 +1,6 @@
 """Public façade: ``riido_pg.db.connect`` opens the chosen server (see
-:mod:`riido_pg.server.connect`)."""
+:mod:`riido_pg.server.connect`); :func:`redact_dsn` masks the passwords in a text about a
+connection string; :mod:`riido_pg.config` reads the environment."""
 
 from riido_pg.server.connect import (
     DEFAULT_LOCK_TIMEOUT_MS,
@@ -8,6 +9,7 @@ from riido_pg.server.connect import (
     Conn,
     check_schema,
     connect,
+    redact_dsn,
     resolve_dsn,
 )
 
@@ -18,5 +20,6 @@ __all__ = [
     "Conn",
     "check_schema",
     "connect",
+    "redact_dsn",
     "resolve_dsn",
 ]

@@ -1,16 +1,17 @@
-"""Reading and validating caller input: documents, queries, hint lists, sources.
+"""Caller input: the document types and their validation, queries, requests.
 
 Everything a caller hands over is checked here, before any database work, so bad
 input costs nothing and leaves nothing behind. Messages are short, lowercase and
-name the document (and, for files, the line).
+name the document (and, for files, the line). Reading files of documents is
+:mod:`riido_pg.sources`.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, overload
 
 from riido_pg.errors import InvalidInput
@@ -25,16 +26,17 @@ __all__ = [
     "DocumentSet",
     "DocumentStream",
     "HintsRequest",
+    "RankRequest",
     "check_document",
     "check_item",
     "check_query",
     "check_snapshot_id",
+    "decode_utf8",
     "describe",
     "document_from_line",
-    "jsonl_documents",
-    "parse_hints_file",
+    "document_from_object",
+    "parse_json",
     "parse_request",
-    "read_source",
     "text_problem",
     "validate_documents",
 ]
@@ -148,12 +150,17 @@ class DocumentStream(Iterable[Document]):
 
 
 @dataclass(frozen=True, slots=True)
-class HintsRequest:
-    """The stdin object of ``riido-pg hints``; its documents are validated."""
+class RankRequest:
+    """Documents to rank for a query, kept nowhere (the stdin object of
+    ``riido-pg hints``); its documents are validated."""
 
     snapshot_id: str
     query: str
     documents: DocumentSet
+
+
+#: The former name of :class:`RankRequest` (it holds no hints), kept for callers.
+HintsRequest = RankRequest
 
 
 def text_problem(value: str) -> str | None:
@@ -182,12 +189,24 @@ def describe(doc_id: object) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
 
 
+#: C0 controls, DEL and C1 controls: never in a snapshot id (they would reach
+#: terminals raw, and one names the hidden row of a parallel replace).
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+
+
 def check_snapshot_id(snapshot_id: object) -> str:
     if not isinstance(snapshot_id, str) or not snapshot_id:
         raise InvalidInput("snapshot id must be a non-empty string")
     problem = text_problem(snapshot_id)
     if problem:
         raise InvalidInput(f"snapshot id {problem}")
+    control = _CONTROL.search(snapshot_id)
+    if control:
+        at = len(snapshot_id[: control.start()].encode("utf-8"))
+        raise InvalidInput(
+            f"snapshot id contains a control character (\\x{ord(control.group()):02x} at "
+            f"byte {at}); use printable characters"
+        )
     if len(snapshot_id.encode("utf-8")) > MAX_ID_BYTES:
         raise InvalidInput(f"snapshot id is longer than {MAX_ID_BYTES} bytes")
     return snapshot_id
@@ -205,7 +224,8 @@ def check_query(query: object) -> str:
     return query
 
 
-def _document(obj: object, where: str) -> Document:
+def document_from_object(obj: object, where: str) -> Document:
+    """The Document of a parsed ``{"id","text"}`` object, checked; errors name ``where``."""
     if not isinstance(obj, dict):
         raise InvalidInput(f'{where}: a document must be an object with "id" and "text"')
     doc_id = obj.get("id")
@@ -268,7 +288,8 @@ def validate_documents(
     return DocumentSet(docs, where=where, checked=checked)
 
 
-def _decode(data: bytes, where: str) -> str:
+def decode_utf8(data: bytes, where: str) -> str:
+    """``data`` as UTF-8 text, or InvalidInput naming the line of the first bad byte."""
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -276,7 +297,11 @@ def _decode(data: bytes, where: str) -> str:
         raise InvalidInput(f"{where}: line {line}: invalid UTF-8 (byte {exc.start})") from exc
 
 
-def _loads(text: str, where: str) -> Any:
+def parse_json(text: str, where: str, expected: str = "JSON") -> Any:
+    """One JSON value, or InvalidInput naming the line; an empty (or blank) input is
+    said to be empty, and what was ``expected`` instead."""
+    if not text.strip():
+        raise InvalidInput(f"{where}: the input is empty; expected {expected}")
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -285,13 +310,14 @@ def _loads(text: str, where: str) -> Any:
         raise InvalidInput(f"{where}: JSON nested too deeply") from exc
 
 
-def parse_request(data: bytes, where: str = "stdin") -> HintsRequest:
+def parse_request(data: bytes, where: str = "stdin") -> RankRequest:
     """Parse the ``hints`` stdin object ``{"snapshot_id","query","documents"}``."""
     if len(data) > MAX_REQUEST_BYTES:
         raise InvalidInput(f"{where}: request is larger than {MAX_REQUEST_BYTES} bytes")
-    obj = _loads(_decode(data, where), where)
+    expected = "a JSON object with snapshot_id, query, documents"
+    obj = parse_json(decode_utf8(data, where), where, expected)
     if not isinstance(obj, dict):
-        raise InvalidInput(f"{where}: expected a JSON object with snapshot_id, query, documents")
+        raise InvalidInput(f"{where}: expected {expected}")
     for key in ("snapshot_id", "query", "documents"):
         if key not in obj:
             raise InvalidInput(f'{where}: missing "{key}"')
@@ -305,11 +331,11 @@ def parse_request(data: bytes, where: str = "stdin") -> HintsRequest:
             f"{where}: {len(raw_docs)} documents; the limit is {MAX_DOCUMENTS_PER_REQUEST}"
         )
     docs = validate_documents(
-        (_document(d, f"{where}: documents[{i}]") for i, d in enumerate(raw_docs)),
+        (document_from_object(d, f"{where}: documents[{i}]") for i, d in enumerate(raw_docs)),
         where=where,
         checked=True,
     )
-    return HintsRequest(snapshot_id, query, docs)
+    return RankRequest(snapshot_id, query, docs)
 
 
 def document_from_line(obj: object, where: str) -> Document:
@@ -322,80 +348,4 @@ def document_from_line(obj: object, where: str) -> Document:
         if isinstance(title, str) and title and isinstance(text, str):
             text = f"{title}\n{text}"
         obj = {"id": obj["_id"], "text": text}
-    return _document(obj, where)
-
-
-def jsonl_documents(path: Path) -> Iterator[Document]:
-    """Each non-blank line of a ``.jsonl`` file as a checked Document
-    (:func:`document_from_line`); errors name the line."""
-    with path.open("rb") as fh:
-        for lineno, raw in enumerate(fh, start=1):
-            where = f"{path}: line {lineno}"
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise InvalidInput(f"{where}: invalid UTF-8 (byte {exc.start})") from exc
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InvalidInput(f"{where}: malformed JSON: {exc.msg}") from exc
-            yield document_from_line(obj, where)
-
-
-def _json_documents(path: Path, snapshot_id: str | None) -> DocumentSet:
-    where = str(path)
-    obj = _loads(_decode(path.read_bytes(), where), where)
-    if not isinstance(obj, dict) or not isinstance(obj.get("documents"), list):
-        raise InvalidInput(f'{where}: expected a JSON object with a "documents" list')
-    named = obj.get("snapshot_id")
-    if snapshot_id is not None and named is not None and named != snapshot_id:
-        raise InvalidInput(
-            f"{where}: the file is for snapshot {describe(named)}, not {describe(snapshot_id)}; "
-            "load it under the id it names, or remove its snapshot_id"
-        )
-    return validate_documents(
-        (_document(d, f"{where}: documents[{i}]") for i, d in enumerate(obj["documents"])),
-        where=where,
-        checked=True,
-    )
-
-
-def read_source(source: Path, *, snapshot_id: str | None = None) -> DocumentStream:
-    """Documents of a ``.json`` request file, a ``.jsonl`` file of ``{"id","text"}``
-    lines, or a BEIR directory (its ``corpus.jsonl``; a title is prepended to text),
-    read as they are consumed (``.jsonl`` and BEIR stream line by line; a ``.json``
-    request is one object, parsed whole).
-
-    A ``.json`` request file that names a ``snapshot_id`` other than ``snapshot_id``
-    (the id it is being loaded under) is refused: one of the two is a mistake."""
-    if source.is_dir():
-        corpus = source / "corpus.jsonl"
-        if not corpus.is_file():
-            raise InvalidInput(f"{source}: not a BEIR directory (no corpus.jsonl)")
-        return DocumentStream(lambda: jsonl_documents(corpus), where=str(corpus))
-    if not source.exists():
-        raise InvalidInput(f"{source}: no such file or directory")
-    if source.suffix == ".jsonl":
-        return DocumentStream(lambda: jsonl_documents(source), where=str(source))
-    if source.suffix == ".json":
-        docs = _json_documents(source, snapshot_id)
-        return DocumentStream(lambda: iter(docs), where=str(source))
-    raise InvalidInput(f"{source}: expected a .json file, a .jsonl file or a BEIR directory")
-
-
-def parse_hints_file(path: Path) -> list[str]:
-    """A hints file: a JSON array of document ids, in hint order."""
-    where = str(path)
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise InvalidInput(f"{where}: cannot read hints file: {exc.strerror}") from exc
-    obj = _loads(_decode(data, where), where)
-    if not isinstance(obj, list):
-        raise InvalidInput(f"{where}: a hints file must be a JSON array of document ids")
-    for i, item in enumerate(obj):
-        if not isinstance(item, str):
-            raise InvalidInput(f"{where}: item {i} is not a document id string")
-    return list(obj)
+    return document_from_object(obj, where)

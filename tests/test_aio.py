@@ -9,7 +9,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from conftest import Database
+from support.database import Database
 
 import riido_pg
 import riido_pg.aio

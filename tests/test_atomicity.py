@@ -1,24 +1,30 @@
 """Atomic snapshots: killed loaders leave nothing queryable, re-running completes the
 load, a loading snapshot says so, concurrent loaders of one id fail fast, and
-`--replace` is all-or-nothing for readers running during it."""
+`--replace` is all-or-nothing for readers running during it.
+
+A load (the CLI's default --jobs) is caught inside its write by a lock the test holds
+on riido.documents: it has staged and indexed its input and waits to write the
+documents rows. The lock makes the moment deterministic on any machine."""
 
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Database, readers, run_cli
+from support.cli import run_cli, spawn
+from support.database import Database
+from support.sessions import WAIT, readers, table_locked, wait_for, wait_read
 
 from riido_pg import Document, load_snapshot, rank_snapshot
 
-N = 60_000
+N = 4_500  # three chunks (of 2,000)
+#: A load waits for the test's lock as long as the test needs.
+LOCK_WAIT = {"RIIDO_PG_LOCK_TIMEOUT_MS": "600000"}
 
 
 def _source(tmp_path: Path, name: str, n: int = N, word: str = "alpha") -> Path:
@@ -32,45 +38,13 @@ def _source(tmp_path: Path, name: str, n: int = N, word: str = "alpha") -> Path:
     return path
 
 
-def _start_load(db: Database, snapshot: str, src: Path, *extra: str) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RIIDO_PG_")}
-    env["RIIDO_PG_DSN"] = db.dsn
-    return subprocess.Popen(
-        [sys.executable, "-m", "riido_pg", "load", snapshot, str(src), *extra],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-
-
-def _wait_for(
-    db: Database, predicate_sql: str, params: tuple[Any, ...], timeout: float = 60
-) -> None:
-    deadline = time.monotonic() + timeout
-    with db.connect() as conn:
-        while time.monotonic() < deadline:
-            row = conn.execute(predicate_sql, params).fetchone()
-            if row and row[0]:
-                return
-            time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for: {predicate_sql}")
-
-
-def _wait_writing(db: Database, snapshot: str) -> None:
-    """Until the loader is inside its big write transaction."""
-    _wait_for(
-        db,
-        "SELECT EXISTS (SELECT 1 FROM riido.snapshots WHERE snapshot_id = %s "
-        "AND state = 'loading')",
-        (snapshot,),
-    )
-    _wait_for(
+def _wait_writing(db: Database) -> None:
+    """Until the loader waits for the test's lock to write the documents rows."""
+    wait_for(
         db,
         "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() "
-        "AND application_name = 'riido-pg' AND state = 'active' "
-        "AND (query LIKE 'COPY riido_stage%%' OR query LIKE '%%riido.documents%%' "
-        "OR query LIKE '%%riido.postings%%'))",
-        (),
+        "AND application_name = 'riido-pg' AND wait_event_type = 'Lock' "
+        "AND query LIKE '-- insert_documents.sql%%')",
     )
 
 
@@ -92,9 +66,11 @@ def test_killed_loader_leaves_nothing_queryable_and_rerun_completes(
 ) -> None:
     snapshot = f"killed-{how}"
     src = _source(tmp_path, "big.jsonl")
-    proc = _start_load(db, snapshot, src)
-    try:
-        _wait_writing(db, snapshot)
+    with (
+        table_locked(db, "documents") as release,
+        spawn(["load", snapshot, str(src)], dsn=db.dsn, env=LOCK_WAIT) as proc,
+    ):
+        _wait_writing(db)
         if how == "sigkill":
             proc.send_signal(signal.SIGKILL)
         else:
@@ -103,19 +79,16 @@ def test_killed_loader_leaves_nothing_queryable_and_rerun_completes(
                     "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
                     "WHERE datname = current_database() AND application_name = 'riido-pg'"
                 )
-        _, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+        release.set()
+        _, err = proc.communicate(timeout=WAIT)
     if how == "terminate_backend":
         assert proc.returncode == 1
         assert err.decode().startswith("error: ") and err.decode().count("\n") == 1
     # the backend of a killed client rolls back: wait until it is gone
-    _wait_for(
+    wait_for(
         db,
         "SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE "
         "datname = current_database() AND application_name = 'riido-pg')",
-        (),
     )
     assert _documents(db, snapshot) == 0
     query = run_cli(["query", snapshot, "alpha"], dsn=db.dsn)
@@ -132,9 +105,11 @@ def test_killed_loader_leaves_nothing_queryable_and_rerun_completes(
 
 def test_loading_snapshot_and_concurrent_loader(db: Database, tmp_path: Path) -> None:
     src = _source(tmp_path, "big.jsonl")
-    first = _start_load(db, "busy", src)
-    try:
-        _wait_writing(db, "busy")
+    with (
+        table_locked(db, "documents") as release,
+        spawn(["load", "busy", str(src)], dsn=db.dsn, env=LOCK_WAIT) as first,
+    ):
+        _wait_writing(db)
         query = run_cli(["query", "busy", "alpha"], dsn=db.dsn)
         assert query.code == 1
         assert query.stderr == (
@@ -149,17 +124,18 @@ def test_loading_snapshot_and_concurrent_loader(db: Database, tmp_path: Path) ->
             "try again when it finishes\n"
         )
         assert elapsed < 5  # fails promptly, no waiting for the first loader
-        _out, err = first.communicate(timeout=120)
-    finally:
-        if first.poll() is None:
-            first.kill()
+        release.set()
+        _out, err = first.communicate(timeout=WAIT)
     assert first.returncode == 0, err
     assert _documents(db, "busy") == N
 
 
 def test_replace_is_atomic_for_concurrent_readers(db: Database) -> None:
-    old = [Document(f"o{i:05d}", f"alpha common {i}") for i in range(30_000)]
-    new = [Document(f"n{i:05d}", f"beta common {i}") for i in range(30_000)]
+    """A replace on one connection, held (by a lock on the snapshot's row) after it
+    deleted the old content and wrote the new, uncommitted: readers see the old
+    content all along, then the new one, never a mix."""
+    old = [Document(f"o{i:05d}", f"alpha common {i}") for i in range(3_000)]
+    new = [Document(f"n{i:05d}", f"beta common {i}") for i in range(3_000)]
     with db.connect() as conn:
         load_snapshot(conn, "swap", old)
         before = rank_snapshot(conn, "swap", "alpha common", limit=20).candidates
@@ -177,11 +153,43 @@ def test_replace_is_atomic_for_concurrent_readers(db: Database) -> None:
         else:
             seen.append("mixed")
 
+    results: list[Any] = []
+
+    def replace(conn: Any) -> None:
+        try:
+            results.append(load_snapshot(conn, "swap", new, replace=True).action)
+        except BaseException as exc:
+            results.append(exc)
+
     with readers(db, reader) as errors:
-        time.sleep(0.3)
-        with db.connect() as conn:
-            assert load_snapshot(conn, "swap", new, replace=True).action == "replaced"
-        time.sleep(0.3)
+        wait_read(seen, errors, "old")
+        with db.connect() as holder, db.connect() as loader:
+            holder.execute("BEGIN")
+            holder.execute(
+                "SELECT 1 FROM riido.snapshots WHERE snapshot_id = 'swap' FOR NO KEY UPDATE"
+            )
+            writer = threading.Thread(target=replace, args=(loader,))
+            writer.start()
+            try:
+                wait_for(  # in its last statement, flipping the snapshot's row
+                    db,
+                    "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = %s "
+                    "AND wait_event_type = 'Lock' AND query LIKE 'UPDATE riido.snapshots%%')",
+                    (loader.info.backend_pid,),
+                )
+                with db.connect() as conn:  # the replace's writes are in, not committed
+                    assert conn.execute(
+                        "SELECT count(*) FROM riido.documents WHERE snapshot_id = 'swap'"
+                    ).fetchone() == (len(old),)
+                # readers go on reading while the replace waits
+                wait_read(seen, errors, "old", times=seen.count("old") + 6)
+                assert "new" not in seen
+            finally:  # (closing `loader` first would wait for the writer forever)
+                holder.execute("COMMIT")
+                writer.join(timeout=WAIT)
+        # a few reads of the new content: a read begun before the swap has ended
+        wait_read(seen, errors, "new", times=6)
     assert not errors, errors
+    assert results == ["replaced"]
     assert "mixed" not in seen
     assert seen[0] == "old" and seen[-1] == "new"

@@ -13,9 +13,9 @@ from typing import Any
 
 import psycopg
 import pytest
-from conftest import Database
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from support.database import Database
 
 from riido_pg import Document, drop_snapshot, get_snapshot, load_snapshot, rank_snapshot
 from riido_pg.errors import InvalidInput, SnapshotNotFound

@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from corpus import replace_line, small, write_beir
+from support.corpus import replace_line, small, write_beir
 
-from riido_pg.documents import DocumentSet, read_source
+from riido_pg.documents import DocumentSet
 from riido_pg.errors import InvalidCorpus
 from riido_pg.evaluation.beir import corpus_sha256, read_beir
+from riido_pg.sources import beir_documents
 
 
 def test_reads_documents_questions_targets(tmp_path: Path) -> None:
@@ -30,7 +31,7 @@ def test_reads_documents_questions_targets(tmp_path: Path) -> None:
 
 def test_documents_are_those_load_reads(tmp_path: Path) -> None:
     directory = small(tmp_path / "c")
-    assert read_beir(directory).documents == DocumentSet(read_source(directory), checked=True)
+    assert read_beir(directory).documents == DocumentSet(beir_documents(directory), checked=True)
 
 
 def test_repo_rules(tmp_path: Path) -> None:

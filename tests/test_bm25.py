@@ -13,7 +13,7 @@ from typing import Any
 
 import psycopg
 import pytest
-from corpus import stdlib_functions
+from support.corpus import stdlib_functions
 
 from riido_pg import load_snapshot, rank_snapshot
 from riido_pg.documents import Document

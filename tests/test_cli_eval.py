@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Database
-from corpus import replace_line, tie_corpus, write_beir
+from support.corpus import replace_line, tie_corpus, write_beir
+from support.database import Database
 
 from riido_pg.ranking import evaluated_policies
 
@@ -195,14 +195,14 @@ def test_cli_import_stays_light() -> None:
 
 # --- the documentation-proxy corpus --------------------------------------------------
 
-HAVE_DOCPROXY = importlib.util.find_spec("riido_pg.evaluation.docproxy") is not None
+HAVE_DOCPROXY = importlib.util.find_spec("riido_pg.corpora.docproxy") is not None
 
 
 @pytest.fixture(scope="module")
 def docproxy_dir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not HAVE_DOCPROXY:
-        pytest.skip("riido_pg.evaluation.docproxy is not available")
-    from riido_pg.evaluation.docproxy import DownloadFailed, build_docproxy
+        pytest.skip("riido_pg.corpora.docproxy is not available")
+    from riido_pg.corpora.docproxy import DownloadFailed, build_docproxy
 
     cache = request.config.cache
     cache_dir = (

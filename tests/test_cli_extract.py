@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from extract_golden import FIXTURE_LANGUAGES, FIXTURES, GOLDEN
+from support.extract_golden import FIXTURE_LANGUAGES, FIXTURES, GOLDEN
 
 
 @pytest.mark.parametrize("lang", FIXTURE_LANGUAGES)
@@ -37,8 +37,54 @@ def test_extract_exclude_and_lang(cli: Any) -> None:
     langs = {json.loads(line)["metadata"]["language"] for line in result.stdout.splitlines()}
     assert (result.code, langs) == (0, {"go", "rust"})
     result = cli(["extract", str(FIXTURES), "--lang", "go", "--exclude", "go/"])
-    assert result.code == 2
-    assert result.stderr.startswith(f"error: {FIXTURES}: no functions in a supported language: ")
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr.startswith(
+        f"error: {FIXTURES}: no functions: the exclude patterns matched 1 directory: "
+        "0 functions in "
+    )
+
+
+def test_extract_excluding_every_file_says_so(cli: Any, tmp_path: Path) -> None:
+    for name in ("a.py", "b.py", "c.py"):
+        (tmp_path / name).write_text("def f(): pass\n")
+    (tmp_path / "README.md").write_text("")
+    result = cli(["extract", str(tmp_path), "--exclude", "*.py"])
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr == (
+        f"error: {tmp_path}: no functions: the exclude patterns matched 3 files in a "
+        "supported language: 0 functions in 1 file (1 unsupported, 3 excluded)\n"
+    )
+
+
+def make_tests_tree(root: Path) -> None:
+    for rel, text in {
+        "src/app.py": "def app(): pass\n",
+        "src/app_test.py": "def test_app(): pass\n",
+        "tests/test_b.py": "def test_b(): pass\n\n\ndef helper(): pass\n",
+    }.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def test_extract_note_counts_test_functions_and_no_tests_leaves_them_out(
+    cli: Any, tmp_path: Path
+) -> None:
+    make_tests_tree(tmp_path)
+    result = cli(["extract", str(tmp_path)])
+    assert result.code == 0
+    assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == [
+        "src/app.py:app:1",
+        "src/app_test.py:test_app:1",
+        "tests/test_b.py:test_b:1",
+        "tests/test_b.py:helper:4",
+    ]
+    assert result.stderr == (
+        "note: 4 functions in 3 files; 3 of them in test paths (--no-tests leaves them out)\n"
+    )
+    result = cli(["extract", str(tmp_path), "--no-tests"])
+    assert result.code == 0
+    assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == ["src/app.py:app:1"]
+    assert result.stderr == "note: 1 function in 1 file (2 test paths left out)\n"
 
 
 @pytest.mark.parametrize(
@@ -97,8 +143,18 @@ def test_load_empty_tree_says_what_was_found(cli: Any, db: Any, tmp_path: Path) 
 def test_tree_options_need_a_tree(cli: Any, tmp_path: Path) -> None:
     src = tmp_path / "d.jsonl"
     src.write_text('{"id": "a", "text": "read"}\n')
-    result = cli(["load", "x", str(src), "--lang", "python"])
-    assert result.code == 2 and "apply to a source tree" in result.stderr
+    for option in (["--lang", "python"], ["--no-tests"]):
+        result = cli(["load", "x", str(src), *option])
+        assert result.code == 2 and "apply to a source tree" in result.stderr
+
+
+def test_load_a_tree_without_its_tests(cli: Any, tmp_path: Path) -> None:
+    make_tests_tree(tmp_path)
+    result = cli(["load", "notests", str(tmp_path), "--no-tests"])
+    assert (result.code, result.stdout) == (0, "loaded snapshot 'notests' (1 document)\n")
+    assert result.stderr == "note: 1 function in 1 file (2 test paths left out)\n"
+    ranked = json.loads(cli(["query", "notests", "app"]).stdout)["candidates"]
+    assert [c["id"] for c in ranked] == ["src/app.py:app:1"]
 
 
 def test_unindexable_functions_are_left_out_of_a_tree_load(cli: Any, tmp_path: Path) -> None:
@@ -114,7 +170,35 @@ def test_unindexable_functions_are_left_out_of_a_tree_load(cli: Any, tmp_path: P
     result = cli(["load", "gen", str(tmp_path)])
     assert result.code == 0, result.stderr
     assert result.stdout == "loaded snapshot 'gen' (1 document)\n"
-    assert "1 functions with words too long to index" in result.stderr
+    assert result.stderr == (
+        "note: 2 functions in 1 file (1 functions with words too long to index)\n"
+        "note: left out, with words too long to index: gen.py:table:1 (--debug lists them all)\n"
+    )
+
+
+def test_unindexable_functions_are_named_a_few_and_debug_lists_all(
+    cli: Any, tmp_path: Path
+) -> None:
+    word = "ab" * 2000
+    (tmp_path / "gen.py").write_text(
+        "".join(f"def t{i}():\n    return '{word}'\n\n\n" for i in range(5)) + "def ok(): pass\n"
+    )
+    result = cli(["load", "gen5", str(tmp_path)])
+    assert result.code == 0, result.stderr
+    assert result.stderr.splitlines()[1] == (
+        "note: left out, with words too long to index: gen.py:t0:1, gen.py:t1:5, gen.py:t2:9 "
+        "and 2 more (--debug lists them all)"
+    )
+    result = cli(["load", "gen5-debug", str(tmp_path), "--debug"])
+    assert result.code == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert lines[1] == (
+        "note: left out, with words too long to index: gen.py:t0:1, gen.py:t1:5, gen.py:t2:9 "
+        "and 2 more"
+    )
+    assert lines[2:] == [
+        f"note: gen.py: gen.py:t{i}:{4 * i + 1}: a word too long to index" for i in range(5)
+    ]
 
 
 def test_extract_output_onto_dev_null_a_symlink_and_stdout(cli: Any, tmp_path: Path) -> None:
@@ -150,3 +234,14 @@ def test_extract_output_in_a_missing_directory_exit_2(cli: Any, tmp_path: Path) 
     assert (result.code, result.stdout) == (2, "")
     assert result.stderr == (f"error: {out}: cannot write: {out.parent}: no such directory\n")
     assert not (tmp_path / "nonexistent").exists()
+
+
+def test_extract_debug_lists_what_was_left_out(cli: Any, tmp_path: Path) -> None:
+    (tmp_path / "ok.py").write_text("def ok():\n    return 1\n")
+    (tmp_path / "blob.py").write_bytes(b"def x():\n    return '\0'\n")
+    plain = cli(["extract", str(tmp_path)])
+    assert plain.code == 0, plain.stderr
+    assert plain.stderr == "note: 1 function in 2 files (1 binary)\n"
+    debug = cli(["extract", str(tmp_path), "--debug"])
+    assert (debug.code, debug.stdout) == (0, plain.stdout)
+    assert debug.stderr == plain.stderr + "note: blob.py: contains a nul byte\n"

@@ -7,7 +7,8 @@ import math
 from typing import Any
 
 import pytest
-from conftest import Database, run_cli
+from support.cli import run_cli
+from support.database import Database
 
 
 def test_dsn_after_the_subcommand(db: Database) -> None:

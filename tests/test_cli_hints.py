@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from conftest import ALL_TABLES, EXAMPLE, Database
+from support.cli import EXAMPLE
+from support.database import Database
 
 
 def _ids(out: str) -> list[str]:
@@ -36,10 +37,9 @@ def test_default_policy_is_bm25_in_id_order_on_ties(cli: Any) -> None:
 
 
 def test_hints_persist_nothing(cli: Any, db: Database) -> None:
-    before = {t: db.count(t) for t in ALL_TABLES}
+    before = db.counts()
     assert cli(["hints", "--identifier-hints"], input=EXAMPLE).code == 0
-    after = {t: db.count(t) for t in ALL_TABLES}
-    assert before == after
+    assert db.counts() == before
 
 
 def test_identifier_hints_and_hints_file_conflict(cli: Any, tmp_path: Any) -> None:

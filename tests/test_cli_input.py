@@ -41,7 +41,8 @@ CASES = [
     ),
     (_req(documents="nope"), '"documents" must be a list'),
     (json.dumps({"query": "q", "documents": GOOD_DOCS}).encode(), 'missing "snapshot_id"'),
-    (b"", "stdin: line 1: malformed JSON"),
+    (b"", "stdin: the input is empty; expected a JSON object with snapshot_id, query, documents"),
+    (b"  \n", "stdin: the input is empty; expected a JSON object"),
 ]
 
 

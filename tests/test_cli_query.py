@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from support.cli import DEFAULT_TIMEOUT, cli_env
 
 from riido_pg import Document, load_snapshot
 from riido_pg.ranking import evaluated_policies
@@ -128,7 +131,7 @@ def test_table_format(cli: Any) -> None:
         ),
         (
             ["query", "q", "x", "--policy", "external_hints_baseline_first"],
-            "error: --policy external_hints_baseline_first needs --hints-file F\n",
+            "error: --policy external_hints_baseline_first needs --hints-file FILE\n",
         ),
         (["query", "q", "x", "--limit", "0"], None),
         (["query", "q", "x", "--format", "xml"], None),
@@ -172,22 +175,27 @@ def test_table_never_cuts_ids(db: Any, cli: Any) -> None:
     assert listed.code == 0 and "long-ids" in listed.stdout
 
 
-def test_table_shows_the_first_20_and_says_how_many_more(db: Any, cli: Any) -> None:
+def test_table_shows_the_first_10_and_says_how_many_more(db: Any, cli: Any) -> None:
     with db.connect() as conn:
         load_snapshot(conn, "many", [Document(f"d{i:03d}", f"read {i}") for i in range(45)])
     result = cli(["query", "many", "read", "--format", "table"])
     assert result.code == 0, result.stderr
     rows = [line for line in result.stdout.splitlines() if " d0" in line]
-    assert len(rows) == 20
-    assert (
-        "25 more candidates not shown; --limit K shows the first K, --format json every one"
-        in " ".join(result.stdout.split())
+    assert len(rows) == 10
+    assert "35 more candidates not shown; --limit N shows the first N, --all every one" in " ".join(
+        result.stdout.split()
     )
     limited = cli(["query", "many", "read", "--format", "table", "--limit", "30"])
     assert len([line for line in limited.stdout.splitlines() if " d0" in line]) == 30
-    assert "not shown" not in limited.stdout  # the caller chose K
-    full = _json(cli(["query", "many", "read"]))
-    assert len(full["candidates"]) == 45  # JSON keeps the full ranking
+    assert "not shown" not in limited.stdout  # the caller chose N
+    every = cli(["query", "many", "read", "--format", "table", "--all"])
+    assert len([line for line in every.stdout.splitlines() if " d0" in line]) == 45
+    assert "not shown" not in every.stdout
+    full = _json(cli(["query", "many", "read"]))  # piped: JSON, the full ranking
+    assert len(full["candidates"]) == 45
+    assert _json(cli(["query", "many", "read", "--all"]))["candidates"] == full["candidates"]
+    both = cli(["query", "many", "read", "--all", "--limit", "3"])
+    assert (both.code, both.stderr) == (2, "error: --limit and --all cannot be used together\n")
 
 
 @pytest.mark.parametrize("query", ["", "   ", "the of and"])
@@ -208,30 +216,23 @@ def test_a_searchable_query_has_no_note(cli: Any) -> None:
 
 
 def test_usage_names_arguments_consistently(cli: Any) -> None:
-    # upper-case metavars everywhere; typer marks required arguments with braces
+    # one placeholder style: upper-case names, no braces, no type labels
     for args, usage in (
-        (["query", "--help"], "Usage: riido-pg query [OPTIONS] {SNAPSHOT_ID} {QUERY}"),
-        (["load", "--help"], "Usage: riido-pg load [OPTIONS] {SNAPSHOT_ID} [SOURCE]"),
-        (
-            ["snapshots", "drop", "--help"],
-            "Usage: riido-pg snapshots drop [OPTIONS] {SNAPSHOT_ID}",
-        ),
+        (["query", "--help"], "Usage: riido-pg query [OPTIONS] SNAPSHOT QUERY"),
+        (["load", "--help"], "Usage: riido-pg load [OPTIONS] SNAPSHOT [SOURCE]"),
+        (["snapshots", "drop", "--help"], "Usage: riido-pg snapshots drop [OPTIONS] SNAPSHOT"),
     ):
         result = cli(args)
         assert result.code == 0 and usage in result.stdout, result.stdout
 
 
 def test_query_argument_that_is_not_utf8(db: Any) -> None:
-    import os
-    import subprocess
-    import sys
-
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RIIDO_PG_")}
-    env["RIIDO_PG_DSN"] = db.dsn
+    """A real process: the bytes of its command line decoded by the interpreter."""
     proc = subprocess.run(
         [sys.executable.encode(), b"-m", b"riido_pg", b"query", b"q", b"read \xff config"],
         capture_output=True,
-        env=env,
+        env=cli_env(db.dsn),
         check=False,
+        timeout=DEFAULT_TIMEOUT,
     )
     assert (proc.returncode, proc.stderr) == (2, b"error: query is not valid UTF-8\n")

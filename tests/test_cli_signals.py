@@ -12,17 +12,16 @@ import json
 import os
 import pty
 import signal
-import subprocess
-import sys
 import termios
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import Database, run_cli, table_locked
-from corpus import write_beir
+from support.cli import run_cli, spawn
+from support.corpus import write_beir
+from support.database import Database
+from support.sessions import WAIT, table_locked, wait_until
 
 STOPS = {
     "sigint": (signal.SIGINT, 130, "error: interrupted\n"),
@@ -40,61 +39,38 @@ def _blocked(db: Database) -> set[tuple[int, object]]:
     return {(int(r[0]), r[1]) for r in rows}
 
 
-_caught: set[tuple[int, object]] = set()
-
-
-def wait_blocked(db: Database) -> None:
-    """Until a riido-pg backend waits for the lock in the middle of its work."""
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if found := _blocked(db):
-            _caught.clear()
-            _caught.update(found)
-            return
-        time.sleep(0.05)
-    raise AssertionError("the command never reached the locked table")
+def wait_blocked(db: Database) -> set[tuple[int, object]]:
+    """Until a riido-pg backend waits for the lock in the middle of its work; those
+    backends and their statements."""
+    return wait_until(lambda: _blocked(db), "the command to reach the locked table")
 
 
 def interrupt(db: Database, send: Callable[[], None], release: threading.Event) -> None:
-    """Interrupt the blocked command; once the statement it was caught in is cancelled,
-    let its clean-up (which may need the locked table, e.g. to remove a 'loading' row
-    and its content) go through."""
+    """Interrupt the command blocked on the lock; once the statement it was caught in is
+    cancelled, let its clean-up (which may need the locked table, e.g. to remove a
+    'loading' row and its content) go through."""
+    caught = wait_blocked(db)
     send()
-    deadline = time.monotonic() + 30
-    while _caught & _blocked(db) and time.monotonic() < deadline:
-        time.sleep(0.05)
+    wait_until(lambda: not caught & _blocked(db), "the interrupted statement to be cancelled")
     release.set()
 
 
 def wait_gone(db: Database) -> None:
     """Until no riido-pg backend is left (a cancelled statement's backend closes)."""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+
+    def gone() -> bool:
         with db.connect() as conn:
             row = conn.execute(
                 "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
                 "AND application_name = 'riido-pg'"
             ).fetchone()
-        if row and not row[0]:
-            return
-        time.sleep(0.05)
-    raise AssertionError("a riido-pg backend stayed")
+        return bool(row and not row[0])
+
+    wait_until(gone, "the riido-pg backends to close")
 
 
-def _env(db: Database) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RIIDO_PG_")}
-    env.update(RIIDO_PG_DSN=db.dsn, RIIDO_PG_LOCK_TIMEOUT_MS="120000")
-    return env
-
-
-def _spawn(args: list[str], db: Database) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "riido_pg", *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=_env(db),
-    )
+#: A command waits for the test's lock as long as the test needs.
+LOCK_WAIT = {"RIIDO_PG_LOCK_TIMEOUT_MS": "600000"}
 
 
 @pytest.fixture(scope="module")
@@ -133,15 +109,9 @@ def test_signal_stops_the_command(
     args, table = _jobs(tmp_path, stored)[command]
     signum, code, line = STOPS[stop]
     before = db.counts()
-    with table_locked(db, table) as release:
-        proc = _spawn(args, db)
-        try:
-            wait_blocked(db)
-            interrupt(db, lambda: proc.send_signal(signum), release)
-            out, err = proc.communicate(timeout=60)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
+    with table_locked(db, table) as release, spawn(args, dsn=db.dsn, env=LOCK_WAIT) as proc:
+        interrupt(db, lambda: proc.send_signal(signum), release)
+        out, err = proc.communicate(timeout=WAIT)
     assert (proc.returncode, out, err.decode()) == (code, b"", line)
     wait_gone(db)
     assert db.counts() == before  # nothing half stored, not even a 'loading' row
@@ -157,24 +127,22 @@ def test_ctrl_c_on_a_terminal(db: Database, tmp_path: Path, stored: str, command
     def controlling_terminal() -> None:  # runs in the child, after setsid
         fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
-    with table_locked(db, table) as release:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "riido_pg", *args],
+    with (
+        table_locked(db, table) as release,
+        spawn(
+            args,
+            dsn=db.dsn,
+            env=LOCK_WAIT,
             stdin=follower,
             stdout=follower,
             stderr=follower,
-            env=_env(db),
             start_new_session=True,
             preexec_fn=controlling_terminal,
-        )
+        ) as proc,
+    ):
         os.close(follower)
-        try:
-            wait_blocked(db)
-            interrupt(db, lambda: os.write(leader, b"\x03") and None, release)
-            proc.wait(timeout=60)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
+        interrupt(db, lambda: os.write(leader, b"\x03") and None, release)
+        proc.wait(timeout=WAIT)
     seen = b""
     while True:
         try:

@@ -4,14 +4,16 @@ snapshot at once. No errors, and every result identical to the single-client one
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from conftest import Database, run_cli
-from corpus import stdlib_functions
+from support.cli import cli_env, reaped, run_cli
+from support.corpus import stdlib_functions
+from support.database import Database
+from support.sessions import WAIT
 
 from riido_pg import load_snapshot, rank_snapshot
 from riido_pg.ranking import evaluated_policies
@@ -70,24 +72,27 @@ def test_concurrent_queries_and_a_loader(db: Database, tmp_path: Path) -> None:
             for i in range(30_000)
         )
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RIIDO_PG_")}
-    env["RIIDO_PG_DSN"] = db.dsn
     args = [json.dumps(QUERIES), json.dumps(POLICIES), str(ROUNDS)]
-    workers = [
-        subprocess.Popen(
-            [sys.executable, "-c", WORKER, *args],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        for _ in range(3)
-    ]
-    loader = run_cli(["load", "other", str(other)], dsn=db.dsn, timeout=180)
     results: list[Any] = []
-    for w in workers:
-        out, err = w.communicate(timeout=180)
-        assert w.returncode == 0, err.decode()
-        results.append(json.loads(out))
+    with ExitStack() as running:
+        workers = [
+            running.enter_context(
+                reaped(
+                    subprocess.Popen(
+                        [sys.executable, "-c", WORKER, *args],
+                        env=cli_env(db.dsn),
+                        stdout=subprocess.PIPE,
+                        stderr=subprocess.PIPE,
+                    )
+                )
+            )
+            for _ in range(3)
+        ]
+        loader = run_cli(["load", "other", str(other)], dsn=db.dsn)
+        for w in workers:
+            out, err = w.communicate(timeout=WAIT)
+            assert w.returncode == 0, err.decode()
+            results.append(json.loads(out))
     assert loader.code == 0, loader.stderr
     for result in results:
         assert result == expected

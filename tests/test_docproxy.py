@@ -5,30 +5,34 @@ build (network)."""
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import subprocess
+import sys
+import tarfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from riido_pg.errors import InvalidCorpus, RiidoError
-from riido_pg.evaluation.docproxy import (
+from riido_pg.cli.errors import exit_code
+from riido_pg.corpora.docproxy import (
     PINS,
     DownloadFailed,
     FunctionRecord,
     assemble,
     build_docproxy,
     default_cache_dir,
-    extract_functions,
+    documented_functions,
     is_test_path,
     summary_of,
 )
+from riido_pg.errors import InvalidCorpus, RiidoError
 
 
 def extract(source: str | bytes, path: str = "pkg/mod.py") -> dict[str, FunctionRecord]:
-    return {r.qualname: r for r in extract_functions(source, repo="pkg", path=path)}
+    return {r.qualname: r for r in documented_functions(source, repo="pkg", path=path)}
 
 
 # --- extraction -----------------------------------------------------------------------
@@ -212,6 +216,23 @@ def test_is_test_path(path: str, excluded: bool) -> None:
     assert is_test_path(path) is excluded
 
 
+def test_the_corpus_uses_the_one_test_path_rule(tmp_path: Path) -> None:
+    from riido_pg.corpora.docproxy import Pin, package_sources
+    from riido_pg.extract import paths
+
+    assert is_test_path is paths.is_test_path
+    archive = tmp_path / "pkg-1.0.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        for name in ("pkg/a.py", "pkg/spec/b.py", "pkg/__tests__/c.py", "pkg/d_test.py",
+                     "pkg/e.test.py", "pkg/testing.py", "docs/f.py"):  # fmt: skip
+            data = b"def f(): pass\n"
+            info = tarfile.TarInfo(f"pkg-1.0/src/{name}")
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    pin = Pin("pkg", "pkg", "1.0", archive.name, "0" * 64, "src/pkg")
+    assert sorted(package_sources(pin, archive)) == ["pkg/a.py", "pkg/testing.py"]
+
+
 # --- assembly -------------------------------------------------------------------------
 
 
@@ -326,7 +347,7 @@ def test_download_failure_names_the_package_and_the_fix(
         "cannot download click==8.1.8: ERROR: Could not find a version that satisfies"
     )
     assert PINS[0].sha256 in message and str(tmp_path / "cache") in message
-    assert info.value.exit_code == 1
+    assert exit_code(info.value) == 1
     assert isinstance(info.value, RiidoError)
     assert not (tmp_path / "out").exists()
     assert list((tmp_path / "cache").iterdir()) == []  # the temporary download dir is gone
@@ -360,6 +381,14 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
+#: The corpus as built on Python 3.11 (``ast`` and ``inspect`` are part of the recipe).
+DIGESTS_PY311 = {
+    "corpus.jsonl": "5dce6a28959f96af4c176bcd5d31dae0fa72ac8833c95d0acc6139b2ae20c50b",
+    "queries.jsonl": "2e3638681ab60c135cc2dd132980bf3ef04fe5190784f091d66ba8d548c62cd2",
+    "qrels/test.tsv": "757bbb56486988ea4b24b00116dd060f2c71a9a12475936377042e5c0a4fa440",
+}
+
+
 @pytest.mark.network
 def test_real_build_is_byte_identical_and_sane(
     docproxy_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
@@ -377,6 +406,14 @@ def test_real_build_is_byte_identical_and_sane(
     assert first == second
     for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv"):
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+    assert (first.documents, first.questions, first.qrels) == (3134, 2772, 3108)
+    assert first.documents_per_repo == {"click": 174, "rich": 525, "sqlalchemy": 2435}
+    if sys.version_info[:2] == (3, 11):
+        digests = {
+            name: hashlib.sha256((tmp_path / "one" / name).read_bytes()).hexdigest()
+            for name in DIGESTS_PY311
+        }
+        assert digests == DIGESTS_PY311
 
     corpus = read_jsonl(tmp_path / "one" / "corpus.jsonl")
     queries = read_jsonl(tmp_path / "one" / "queries.jsonl")

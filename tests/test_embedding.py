@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from riido_pg.cli.errors import exit_code
 from riido_pg.embedding import (
     ENTRY_POINT_GROUP,
     MODELS,
@@ -112,7 +113,7 @@ def test_unknown_model_lists_the_known_ones() -> None:
     with pytest.raises(UnknownModel) as err:
         load_model("no-such-model")
     assert isinstance(err.value, InvalidInput)
-    assert err.value.exit_code == 2
+    assert exit_code(err.value) == 2
     msg = str(err.value)
     assert "'no-such-model'" in msg
     for name in MODELS:
@@ -150,7 +151,7 @@ def test_a_registered_user_model_loads_checked_and_normalised(char_bag: str) -> 
     assert m.last_empty.tolist() == [False, False, True, True]
     with pytest.raises(EmptyEmbedding) as err:
         embed_query(m, "123")  # no letter: the model maps it to the zero vector
-    assert err.value.exit_code == 2
+    assert exit_code(err.value) == 2
     with pytest.raises(UnknownModel) as unknown:
         load_model("missing")
     assert char_bag in str(unknown.value)
@@ -181,7 +182,7 @@ def test_a_user_model_missing_its_package_names_it() -> None:
             load_model("fancy")
     finally:
         unregister_model("fancy")
-    assert err.value.exit_code == 2
+    assert exit_code(err.value) == 2
     assert "fancylib" in str(err.value) and "pip install fancylib" in str(err.value)
 
 
@@ -214,7 +215,7 @@ def test_missing_packages_name_the_extra(monkeypatch: pytest.MonkeyPatch) -> Non
     monkeypatch.setitem(sys.modules, "wordllama", None)  # as if not installed
     with pytest.raises(ModelNotInstalled) as err:
         load_model("wordllama-256")
-    assert err.value.exit_code == 2
+    assert exit_code(err.value) == 2
     assert "pip install 'riido-pg[model]'" in str(err.value)
 
 
@@ -296,7 +297,7 @@ def test_a_blank_query_embeds_to_nothing(model: CheckedModel) -> None:
     for text in ("", "   ", "\t\n"):
         with pytest.raises(EmptyEmbedding) as err:
             embed_query(model, text)
-        assert err.value.exit_code == 2
+        assert exit_code(err.value) == 2
     x = model.embed(["", "def f(): pass"])
     assert model.last_empty.tolist() == [True, False]
     assert not x[0].any()

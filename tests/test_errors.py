@@ -8,14 +8,17 @@ from typing import Any
 
 import psycopg
 import pytest
-from conftest import Database, create_database, drop_database, login_role, table_locked
+from support.database import Database, create_database, drop_database
+from support.sessions import login_role, table_locked
 
 from riido_pg import (
     DatabaseUnavailable,
     Document,
     InvalidDsn,
+    InvalidInput,
     PermissionDenied,
     QueryTimeout,
+    RiidoError,
     SchemaMissing,
     drop_snapshot,
     list_snapshots,
@@ -68,13 +71,13 @@ def bare_db(server_dsn: str) -> Iterator[Database]:
 
 def test_missing_schema_is_schema_missing(bare_db: Database) -> None:
     with bare_db.connect() as conn:
-        with pytest.raises(SchemaMissing, match="riido-pg db upgrade"):
+        with pytest.raises(SchemaMissing, match="riido-pg --dsn URL db upgrade"):
             load_snapshot(conn, "x", [Document("a", "read")])
-        with pytest.raises(SchemaMissing, match="riido-pg db upgrade"):
+        with pytest.raises(SchemaMissing, match="riido-pg --dsn URL db upgrade"):
             rank_snapshot(conn, "x", "read")
-        with pytest.raises(SchemaMissing, match="riido-pg db upgrade"):
+        with pytest.raises(SchemaMissing, match="riido-pg --dsn URL db upgrade"):
             list_snapshots(conn)
-    with pytest.raises(SchemaMissing, match="riido-pg db upgrade"):
+    with pytest.raises(SchemaMissing, match="riido-pg --dsn URL db upgrade"):
         connect(bare_db.dsn)
 
 
@@ -118,7 +121,61 @@ def test_cli_malformed_dsn_is_one_line_exit_2(dsn: str, cli: Any) -> None:
 
 
 def test_limit_message_names_no_cli_flag(conn: Any) -> None:
-    from riido_pg import InvalidInput
-
     with pytest.raises(InvalidInput, match=r"^limit must be at least 1$"):
         rank_snapshot(conn, "err", "read", limit=0)
+
+
+def _error_classes() -> list[type[RiidoError]]:
+    import riido_pg.embedding.errors as embedding_errors
+    import riido_pg.errors as errors
+
+    found = []
+    for module in (errors, embedding_errors):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if isinstance(obj, type) and issubclass(obj, RiidoError):
+                found.append(obj)
+    return found
+
+
+@pytest.mark.parametrize("cls", _error_classes(), ids=lambda c: c.__name__)
+def test_exit_codes_come_from_the_cli_table_by_class(cls: type[RiidoError]) -> None:
+    from riido_pg.cli.errors import exit_code
+
+    err = cls("something")
+    assert not hasattr(err, "exit_code")  # the library knows no exit codes
+    assert exit_code(err) == (2 if issubclass(cls, InvalidInput) else 1)
+
+
+def test_a_hint_is_rendered_in_the_callers_terms() -> None:
+    from riido_pg import Hint, SnapshotExists
+
+    err = SnapshotExists(
+        "snapshot 'x' exists with different content",
+        Hint("pass --replace to replace it", "pass replace=True to replace it"),
+    )
+    assert str(err) == "snapshot 'x' exists with different content; pass replace=True to replace it"
+    assert err.render(cli=True) == (
+        "snapshot 'x' exists with different content; pass --replace to replace it"
+    )
+    assert err.message == "snapshot 'x' exists with different content"
+    bare = SnapshotExists("plain", Hint(cli="only for the command line"))
+    assert str(bare) == "plain" and bare.render(cli=True) == "plain; only for the command line"
+    import pickle
+
+    again = pickle.loads(pickle.dumps(err))
+    assert (type(again), again.message, again.hint) == (SnapshotExists, err.message, err.hint)
+
+
+def test_every_database_error_is_a_riido_error(conn: Any) -> None:
+    from riido_pg.errors import DatabaseError
+    from riido_pg.server.errors import translated
+
+    @translated
+    def bad(c: Any) -> None:
+        c.execute("SELECT 1 / 0")
+
+    with pytest.raises(DatabaseError, match=r"^database error: division by zero$") as info:
+        bad(conn)
+    assert isinstance(info.value.__cause__, psycopg.errors.DivisionByZero)
+    assert info.value.render(cli=True).endswith("; rerun with --debug for details")

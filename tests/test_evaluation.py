@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Database
-from corpus import generated_corpus, tie_corpus, write_beir
+from support.corpus import generated_corpus, tie_corpus, write_beir
+from support.database import Database
 
 import riido_pg.evaluation.batch as evaluate_module
 from riido_pg.errors import InvalidInput, SnapshotNotFound
@@ -412,7 +412,7 @@ def test_failure_while_storing_questions_stores_nothing(
 def test_evaluating_by_snapshot_id_and_its_errors(conn: Any, tmp_path: Path) -> None:
     stored = store_corpus(conn, tie_corpus(tmp_path / "beir"))
     assert evaluate(conn, stored.snapshot_id).snapshot_id == stored.snapshot_id
-    with pytest.raises(SnapshotNotFound, match="riido-pg eval BEIR_DIR"):
+    with pytest.raises(SnapshotNotFound, match=r"store_corpus\(\) stores a corpus"):
         evaluate(conn, "no-such-snapshot")
     load_snapshot(conn, "plain", [type_doc("a", "alpha")])
     with pytest.raises(InvalidInput, match="has no stored questions"):
@@ -436,8 +436,9 @@ def test_replaced_snapshot_is_detected(conn: Any, tmp_path: Path) -> None:
     load_snapshot(conn, stored.snapshot_id, [type_doc("x", "new content")], replace=True)
     with pytest.raises(InvalidInput, match="was replaced"):
         evaluate(conn, stored.snapshot_id)
-    with pytest.raises(InvalidInput, match="snapshots drop"):
+    with pytest.raises(InvalidInput, match=r"drop_snapshot\(\)") as info:
         store_corpus(conn, directory)
+    assert "`riido-pg snapshots drop beir-" in info.value.render(cli=True)
     drop_snapshot(conn, stored.snapshot_id)
     assert store_corpus(conn, directory).action == "stored"
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from extract_golden import FIXTURE_LANGUAGES, FIXTURES, GOLDEN, render
+from support.extract_golden import FIXTURE_LANGUAGES, FIXTURES, GOLDEN, render
 
 from riido_pg.documents import check_document
 from riido_pg.errors import InvalidInput
@@ -95,6 +95,13 @@ def test_golden_spot_checks() -> None:
     assert ids["pkg/shapes.py:unit_area:10"]["text"].startswith("# Area of a unit square.\n")
     assert ids["lib.rs:add_one:46"]["text"].startswith("/// Adds one.\n#[inline]\n")
     assert not any("prototype_only" in key or "Named.name" in key for key in ids)
+    # a function passed to a call is named after the call's binding, at the name's line
+    assert ids["wrapped.js:camelCase:6"]["text"].startswith("/**\n * Converts `string`")
+    assert ids["wrapped.js:add:11"]["text"].endswith("}, 0);")
+    assert "wrapped.js:module.exports.partial.holders:44" in ids
+    assert "wrapped.ts:kebabCase:4" in ids and "button.tsx:Button:4" in ids
+    assert not any(key.startswith("wrapped.js:") and key.split(":")[1] in (
+        "names", "timer", "ready", "made", "left") for key in ids)  # fmt: skip
 
 
 # --- API ----------------------------------------------------------------------
@@ -154,6 +161,12 @@ def test_describe() -> None:
     stats = ExtractStats(files_seen=3, skipped_unsupported=2, skipped_binary=1)
     assert stats.describe() == "0 functions in 3 files (2 unsupported, 1 binary)"
     assert ExtractStats(files_seen=1, functions=1).describe() == "1 function in 1 file"
+    assert ExtractStats(files_seen=1, functions=1, skipped_submodules=1).describe() == (
+        "1 function in 1 file (1 submodule not read)"
+    )
+    assert ExtractStats(skipped_ignored=1, skipped_submodules=2).describe() == (
+        "0 functions in 0 files (1 ignored, 2 submodules not read)"
+    )
 
 
 def test_json_line_and_write_jsonl(tmp_path: Path) -> None:
@@ -246,6 +259,57 @@ def test_functions_in_source_order_outer_first(tmp_path: Path) -> None:
     assert [f.id for f in functions] == ["m.py:A.b:2", "m.py:A.b.c:3", "m.py:A.d:4", "m.py:e:5"]
 
 
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("var x = wrap(function () {});", ["x:1"]),
+        ("const x = wrap(() => 1);", ["x:1"]),
+        ("let x = wrap(async function* () {});", ["x:1"]),
+        ("export const x = wrap(() => 1);", ["x:1"]),
+        ("x = wrap(() => 1);", ["x:1"]),
+        ("module.exports.x = wrap(() => 1);", ["module.exports.x:1"]),
+        ("exports.x = wrap(() => 1);", ["exports.x:1"]),
+        ("const o = { x: wrap(() => 1) };", ["o.x:1"]),
+        ("class C { x = wrap(() => 1); }", ["C.x:1"]),
+        # the first function in source order, through nested calls
+        ("var x = a(b(() => 1), () => 2);", ["x:1"]),
+        ("var x = a(1, b(2, c(() => 1)));", ["x:1"]),
+        ("var x = a(() => 1, () => 2, () => 3);", ["x:1"]),
+        # the called function itself (an IIFE), parentheses and both branches of ?:
+        ("var x = (function () { return 1; })();", ["x:1"]),
+        ("var x = (() => 1);", ["x:1"]),
+        ("var x = c ? () => 1 : () => 2;", ["x:1"]),
+        ("var x = c ? y : wrap(() => 1);", ["x:1"]),
+        # a name of its own is kept, and nothing else takes the binding's
+        ("var x = wrap(function own() {}, () => 1);", ["own:1"]),
+        # the name's line, not the function's
+        ("var x =\n  wrap(\n    () => 1);", ["x:1"]),
+        ("var\n  x = wrap(() => 1);", ["x:2"]),
+        # several declarators: each its own
+        ("var x = a(() => 1), y = b(() => 2);", ["x:1", "y:1"]),
+        # computing with a callback, constructing, destructuring: no name passes
+        ("const x = xs.map((v) => v);", []),
+        ("const x = xs.filter((v) => v).map((v) => v);", []),
+        ("const x = p.then(function () {});", []),
+        ("const x = setTimeout(() => 1, 10);", []),
+        ("const x = new Promise(function (r) {});", []),
+        ("const x = await wrap(() => 1);", []),
+        ("const { x } = wrap(() => 1);", []),
+        ("wrap(() => 1);", []),
+        ("const x = obj.method(1)(() => 1);", ["x:1"]),
+        # nested functions take the binding as their prefix
+        ("var x = wrap(function () { function inner() {} });", ["x:1", "x.inner:1"]),
+    ],
+)
+def test_functions_passed_to_a_bound_call(tmp_path: Path, source: str, expected: list[str]) -> None:
+    for name in ("m.js", "m.ts"):
+        write(tmp_path, name, source + "\n")
+        functions, stats = run(tmp_path, langs=["javascript" if name == "m.js" else "typescript"])
+        assert [f.id for f in functions] == [f"{name}:{e}" for e in expected], name
+        assert stats.problems == []
+        (tmp_path / name).unlink()
+
+
 # --- leading comments ---------------------------------------------------------
 
 
@@ -320,9 +384,56 @@ def test_excludes(tmp_path: Path) -> None:
     write(tmp_path, "src/a.py", "def a(): pass\n")
     write(tmp_path, "src/test_a.py", "def test_a(): pass\n")
     write(tmp_path, "docs/conf.py", "def setup(): pass\n")
-    functions, stats = run(tmp_path, excludes=["test_*.py", "/docs/"])
+    write(tmp_path, "src/notes.txt", "")
+    functions, stats = run(tmp_path, excludes=["test_*.py", "/docs/", "*.txt"])
     assert qualnames(functions) == ["a"]
-    assert stats.skipped_ignored == 2
+    assert stats.skipped_ignored == 0  # .gitignore and .ignore only
+    assert (stats.excluded.entries, stats.excluded.dirs, stats.excluded.code) == (3, 1, 1)
+    assert stats.describe() == "1 function in 1 file (3 excluded)"
+
+
+@pytest.mark.parametrize(
+    ("tree", "excludes", "message"),
+    [
+        (
+            {"a.py": "def a(): pass\n", "b.py": "def b(): pass\n", "r.md": ""},
+            ["*.py"],
+            "no functions: the exclude patterns matched 2 files in a supported language: "
+            "0 functions in 1 file (1 unsupported, 2 excluded)",
+        ),
+        (
+            {"go/a.go": "package a\n", "r.md": ""},
+            ["go/"],
+            "no functions: the exclude patterns matched 1 directory: "
+            "0 functions in 1 file (1 unsupported, 1 excluded)",
+        ),
+        (
+            {"go/a.go": "package a\n", "b.py": "def b(): pass\n"},
+            ["go/", "*.py"],
+            "no functions: the exclude patterns matched 1 file in a supported language and "
+            "1 directory: 0 functions in 0 files (2 excluded)",
+        ),
+        (
+            {"r.md": "", "x.txt": ""},
+            ["*.txt"],
+            "no functions in a supported language: 0 functions in 1 file "
+            "(1 unsupported, 1 excluded)",
+        ),
+        (
+            {"a.c": "int f(void);\n"},
+            [],
+            "no functions in the 1 file read: 0 functions in 1 file",
+        ),
+    ],
+)
+def test_no_functions_says_what_was_left_out(
+    tmp_path: Path, tree: dict[str, str], excludes: list[str], message: str
+) -> None:
+    for rel, text in tree.items():
+        write(tmp_path, rel, text)
+    functions, stats = run(tmp_path, excludes=excludes)
+    assert functions == []
+    assert stats.no_functions(tmp_path) == f"{tmp_path}: {message}"
 
 
 def test_vendored_and_vcs(tmp_path: Path) -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Database
-from corpus import generated_corpus, stdlib_functions
+from support.corpus import generated_corpus, stdlib_functions
+from support.database import Database
 
 from riido_pg import load_snapshot, rank_snapshot
 from riido_pg.errors import ConflictingOptions

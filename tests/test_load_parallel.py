@@ -15,23 +15,23 @@ deterministic on any machine."""
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
-from contextlib import suppress
+from contextlib import AbstractContextManager, suppress
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Database, readers, run_cli, table_locked
+from support.cli import run_cli, spawn
+from support.database import Database
+from support.sessions import WAIT, readers, table_locked, wait_for, wait_read, wait_until
 
 from riido_pg import Document, load_snapshot, rank_snapshot
-from riido_pg.documents import read_source
 from riido_pg.errors import SnapshotNotFound
+from riido_pg.sources import open_source
 from riido_pg.storage import drop_snapshot, list_snapshots
 
 N = 4_500  # three chunks (of 2,000)
@@ -65,16 +65,13 @@ def _source(tmp_path: Path, name: str, word: str, n: int = N) -> Path:
     return path
 
 
-def _spawn(db: Database, *args: str) -> subprocess.Popen[bytes]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RIIDO_PG_")}
-    env.update(RIIDO_PG_DSN=db.dsn, RIIDO_PG_LOCK_TIMEOUT_MS="120000")
-    return subprocess.Popen(
-        [sys.executable, "-m", "riido_pg", *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env=env,
-    )
+#: A load waits for the test's lock as long as the test needs.
+LOCK_WAIT = {"RIIDO_PG_LOCK_TIMEOUT_MS": "600000"}
+
+
+def _spawn(db: Database, *args: str) -> AbstractContextManager[subprocess.Popen[bytes]]:
+    """``riido-pg ARGS`` as a process (to be signalled or killed), for a ``with`` block."""
+    return spawn(args, dsn=db.dsn, env=LOCK_WAIT)
 
 
 def _scalar(db: Database, query: str, params: tuple[Any, ...] = ()) -> Any:
@@ -82,17 +79,6 @@ def _scalar(db: Database, query: str, params: tuple[Any, ...] = ()) -> Any:
         row = conn.execute(query, params).fetchone()
     assert row is not None
     return row[0]
-
-
-def _wait_for(db: Database, query: str, params: tuple[Any, ...] = (), timeout: float = 60) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        with db.connect() as conn:
-            row = conn.execute(query, params).fetchone()
-        if row and row[0]:
-            return row[0]
-        time.sleep(0.02)
-    raise AssertionError(f"timed out waiting for: {query} {params}")
 
 
 def _waiting(db: Database, statement: str) -> list[tuple[int, Any]]:
@@ -107,30 +93,25 @@ def _waiting(db: Database, statement: str) -> list[tuple[int, Any]]:
 
 
 def _wait_waiting(db: Database, statement: str, n: int = 1) -> list[tuple[int, Any]]:
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        found = _waiting(db, statement)
-        if len(found) >= n:
-            return found
-        time.sleep(0.02)
-    raise AssertionError(f"no {n} riido-pg backend(s) ever waited in {statement}")
+    return wait_until(
+        lambda: (found := _waiting(db, statement)) and len(found) >= n and found,
+        f"{n} riido-pg backend(s) to wait in {statement}",
+    )
 
 
 def _wait_cancelled(db: Database, statement: str, caught: list[tuple[int, Any]]) -> None:
     """Until none of the ``caught`` statements still waits (its clean-up may wait next,
     in a statement of its own)."""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if not set(caught) & set(_waiting(db, statement)):
-            return
-        time.sleep(0.02)
-    raise AssertionError("the interrupted statement was never cancelled")
+    wait_until(
+        lambda: not set(caught) & set(_waiting(db, statement)),
+        "the interrupted statement to be cancelled",
+    )
 
 
 def _loader_pid(db: Database) -> int:
     """The backend holding a snapshot writer lock: the loader's main session."""
     return int(
-        _wait_for(
+        wait_for(
             db,
             "SELECT pid FROM pg_locks WHERE locktype = 'advisory' AND classid = %s "
             "AND objsubid = 2 AND granted "
@@ -142,7 +123,7 @@ def _loader_pid(db: Database) -> int:
 
 def _wait_gone(db: Database) -> None:
     """Until no riido-pg backend is left (a killed client's backend rolls back first)."""
-    _wait_for(
+    wait_for(
         db,
         "SELECT NOT EXISTS (SELECT 1 FROM pg_stat_activity WHERE "
         "datname = current_database() AND application_name = 'riido-pg')",
@@ -160,37 +141,26 @@ def _wait_postings(db: Database) -> None:
     """Until both columns' postings wait (riido.postings locked) and the documents,
     written alongside them, are committed into the load's new segment."""
     _wait_waiting(db, WAITING_IN["postings"], n=2)
-    _wait_for(db, f"SELECT ({UNHELD}) = %s", (N,))
+    wait_for(db, f"SELECT ({UNHELD}) = %s", (N,))
 
 
 def _sigkill(db: Database, table: str, caught: Callable[[], object], *args: str) -> None:
     """Run ``riido-pg ARGS`` with ``table`` locked, SIGKILL it once ``caught()``
     returns, let the table go and wait until its backends have rolled back."""
     with table_locked(db, table) as release:
-        proc = _spawn(db, *args)
         try:
-            caught()
-            proc.send_signal(signal.SIGKILL)
-            proc.wait(timeout=30)
+            with _spawn(db, *args) as proc:
+                caught()
+                proc.send_signal(signal.SIGKILL)
+                proc.wait(timeout=WAIT)
         finally:
-            if proc.poll() is None:
-                proc.kill()
             release.set()
-        assert proc.stdout is not None and proc.stderr is not None
-        proc.stdout.close()
-        proc.stderr.close()
     _wait_gone(db)
 
 
 def _state(db: Database) -> dict[str, int]:
-    """Row counts of every riido table, the shared texts and their pending list too."""
-    counts = db.counts()
-    counts.update(
-        texts=db.count("texts"),
-        text_pending=db.count("text_pending"),
-        unreferenced=int(_scalar(db, UNREFERENCED)),
-    )
-    return counts
+    """Row counts of every riido table, and of the texts no document references."""
+    return {**db.counts(), "unreferenced": int(_scalar(db, UNREFERENCED))}
 
 
 def _assert_clean(db: Database) -> None:
@@ -251,7 +221,7 @@ def test_sigkill_of_a_parallel_loader_leaves_nothing_queryable(
 
     def caught() -> None:
         if table == "segments":  # mid-load: workers have committed texts
-            _wait_for(db, "SELECT count(*) FROM riido.text_pending WHERE token IS NOT NULL")
+            wait_for(db, "SELECT count(*) FROM riido.text_pending WHERE token IS NOT NULL")
         else:
             _wait_postings(db)
 
@@ -287,19 +257,14 @@ def test_terminating_one_worker_backend_fails_the_load(
     snapshot, word = f"worker-{table}", f"work{table[:3]}"
     src = _source(tmp_path, "big.jsonl", word)
     before = _state(db)
-    with table_locked(db, table) as release:
-        proc = _spawn(db, "load", snapshot, str(src), *JOBS)
-        try:
-            main = _loader_pid(db)
-            waiting = _wait_waiting(db, WAITING_IN[table], n=2 if table == "postings" else 1)
-            workers = [pid for pid, _ in waiting if pid != main]
-            assert workers, (main, waiting)
-            assert _scalar(db, "SELECT pg_terminate_backend(%s)", (workers[0],))
-            release.set()  # the load's clean-up needs the table
-            out, err = proc.communicate(timeout=60)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
+    with table_locked(db, table) as release, _spawn(db, "load", snapshot, str(src), *JOBS) as proc:
+        main = _loader_pid(db)
+        waiting = _wait_waiting(db, WAITING_IN[table], n=2 if table == "postings" else 1)
+        workers = [pid for pid, _ in waiting if pid != main]
+        assert workers, (main, waiting)
+        assert _scalar(db, "SELECT pg_terminate_backend(%s)", (workers[0],))
+        release.set()  # the load's clean-up needs the table
+        out, err = proc.communicate(timeout=WAIT)
     assert proc.returncode == 1, err
     assert out == b""
     assert err.decode().startswith("error: ") and err.decode().count("\n") == 1, err
@@ -319,31 +284,29 @@ def test_terminating_one_worker_backend_fails_the_load(
 def test_a_second_loader_of_the_same_id_fails_at_once(db: Database, tmp_path: Path) -> None:
     snapshot, word = "busy", "busy"
     src = _source(tmp_path, "big.jsonl", word)
-    with table_locked(db, "postings") as release:
-        first = _spawn(db, "load", snapshot, str(src), *JOBS)
-        try:
-            _wait_waiting(db, WAITING_IN["postings"], n=2)
-            query = run_cli(["query", snapshot, word], dsn=db.dsn)
-            assert (query.code, query.stderr) == (
+    with (
+        table_locked(db, "postings") as release,
+        _spawn(db, "load", snapshot, str(src), *JOBS) as first,
+    ):
+        _wait_waiting(db, WAITING_IN["postings"], n=2)
+        query = run_cli(["query", snapshot, word], dsn=db.dsn)
+        assert (query.code, query.stderr) == (
+            1,
+            f"error: snapshot '{snapshot}' is still loading; query it when the load finishes\n",
+        )
+        for jobs in ("1", "2"):
+            started = time.monotonic()
+            second = run_cli(["load", snapshot, str(src), "--jobs", jobs], dsn=db.dsn)
+            elapsed = time.monotonic() - started
+            assert (second.code, second.stdout, second.stderr) == (
                 1,
-                f"error: snapshot '{snapshot}' is still loading; query it when the load finishes\n",
-            )
-            for jobs in ("1", "2"):
-                started = time.monotonic()
-                second = run_cli(["load", snapshot, str(src), "--jobs", jobs], dsn=db.dsn)
-                elapsed = time.monotonic() - started
-                assert (second.code, second.stdout, second.stderr) == (
-                    1,
-                    "",
-                    f"error: snapshot '{snapshot}' is being written by another process; "
-                    "try again when it finishes\n",
-                ), jobs
-                assert elapsed < 5  # no waiting for the first loader
-            release.set()
-            out, err = first.communicate(timeout=60)
-        finally:
-            if first.poll() is None:
-                first.kill()
+                "",
+                f"error: snapshot '{snapshot}' is being written by another process; "
+                "try again when it finishes\n",
+            ), jobs
+            assert elapsed < 5  # no waiting for the first loader
+        release.set()
+        out, err = first.communicate(timeout=WAIT)
     assert (first.returncode, out, err) == (
         0,
         f"loaded snapshot '{snapshot}' ({N} documents)\n".encode(),
@@ -362,17 +325,12 @@ def test_signal_stops_a_parallel_load(db: Database, tmp_path: Path, stop: str, t
     snapshot = f"sig-{stop}-{table}"
     src = _source(tmp_path, "big.jsonl", f"sig{stop}")
     before = _state(db)
-    with table_locked(db, table) as release:
-        proc = _spawn(db, "load", snapshot, str(src), *JOBS)
-        try:
-            caught = _wait_waiting(db, WAITING_IN[table], n=2 if table == "postings" else 1)
-            proc.send_signal(signum)
-            _wait_cancelled(db, WAITING_IN[table], caught)
-            release.set()  # the clean-up may need the table
-            out, err = proc.communicate(timeout=60)
-        finally:
-            if proc.poll() is None:
-                proc.kill()
+    with table_locked(db, table) as release, _spawn(db, "load", snapshot, str(src), *JOBS) as proc:
+        caught = _wait_waiting(db, WAITING_IN[table], n=2 if table == "postings" else 1)
+        proc.send_signal(signum)
+        _wait_cancelled(db, WAITING_IN[table], caught)
+        release.set()  # the clean-up may need the table
+        out, err = proc.communicate(timeout=WAIT)
     assert (proc.returncode, out, err.decode()) == (code, b"", line), err.decode()
     _wait_gone(db)
     assert _state(db) == before  # no half snapshot, no orphaned texts or pending rows
@@ -418,7 +376,7 @@ def test_parallel_replace_is_atomic_for_concurrent_readers(db: Database) -> None
             replace_errors.append(exc)
 
     with readers(db, reader) as errors:
-        time.sleep(0.3)
+        wait_read(seen, errors, "old")
         with db.connect() as holder, db.connect() as loader:
             # hold the snapshot's row: the replace waits inside its last transaction,
             # its new content written into a segment no snapshot holds yet
@@ -428,23 +386,28 @@ def test_parallel_replace_is_atomic_for_concurrent_readers(db: Database) -> None
             )
             writer = threading.Thread(target=replace, args=(loader,))
             writer.start()
-            pid = loader.info.backend_pid
-            _wait_for(
-                db,
-                "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = %s "
-                "AND wait_event_type = 'Lock')",
-                (pid,),
-            )
-            assert _states(db, "swap") == ["ready"]
-            assert _scalar(db, UNHELD) == len(new)
-            shown = run_cli(["snapshots", "list", "--format", "json"], dsn=db.dsn)
-            assert shown.code == 0, shown.stderr
-            rows = {r["id"]: r["documents"] for r in json.loads(shown.stdout)}
-            assert rows["swap"] == len(old) and rows["swap-new"] == len(new)
-            assert "new" not in seen
-            holder.execute("COMMIT")
-            writer.join(timeout=60)
-        time.sleep(0.3)
+            try:
+                pid = loader.info.backend_pid
+                wait_for(
+                    db,
+                    "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = %s "
+                    "AND wait_event_type = 'Lock')",
+                    (pid,),
+                )
+                assert _states(db, "swap") == ["ready"]
+                assert _scalar(db, UNHELD) == len(new)
+                shown = run_cli(["snapshots", "list", "--format", "json"], dsn=db.dsn)
+                assert shown.code == 0, shown.stderr
+                rows = {r["id"]: r["documents"] for r in json.loads(shown.stdout)}
+                assert rows["swap"] == len(old) and rows["swap-new"] == len(new)
+                assert "new" not in seen
+            finally:
+                # also when an assertion fails: closing `loader` while the writer
+                # waits on it for the holder's lock would never return
+                holder.execute("COMMIT")
+                writer.join(timeout=WAIT)
+        # a few reads of the new content: a read begun before the swap has ended
+        wait_read(seen, errors, "new", times=6)
     assert not errors + replace_errors, errors + replace_errors
     assert [r.action for r in results] == ["replaced"]
     assert "mixed" not in seen
@@ -495,7 +458,7 @@ def test_concurrent_loads_sharing_new_texts_both_complete(
         _wait_waiting(db, WAITING_IN["text_pending"], n=2)
         release.set()
         for t in threads:
-            t.join(timeout=120)
+            t.join(timeout=WAIT)
     try:
         assert results == {f"cx-{tag}": "created", f"cy-{tag}": "created"}
         _assert_clean(db)
@@ -515,7 +478,7 @@ def test_sigkill_of_a_parallel_replace_keeps_the_old_snapshot(
     old = _source(tmp_path, "old.jsonl", f"old{rerun_jobs}", n=2_000)
     new = _source(tmp_path, "new.jsonl", f"new{rerun_jobs}")
     with db.connect() as conn:
-        load_snapshot(conn, snapshot, read_source(old), jobs=2)
+        load_snapshot(conn, snapshot, open_source(old), jobs=2)
         ranked = rank_snapshot(conn, snapshot, f"old{rerun_jobs}_7")
     _sigkill(
         db,

@@ -12,7 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Database
+from support.corpus import write_jsonl
+from support.database import Database
 
 N = 100_050
 BAD_LINE = 100_001  # past the first 100,000 documents (50 chunks)
@@ -32,22 +33,11 @@ def big() -> list[str]:
     return [_line(i) for i in range(N)]
 
 
-def _state(db: Database) -> dict[str, int]:
-    counts = db.counts()
-    counts.update(texts=db.count("texts"), text_pending=db.count("text_pending"))
-    return counts
-
-
 def _scalar(db: Database, query: str) -> Any:
     with db.connect() as conn:
         row = conn.execute(query).fetchone()
     assert row is not None
     return row[0]
-
-
-def _jsonl(path: Path, docs: list[dict[str, str]]) -> Path:
-    path.write_text("".join(json.dumps(d) + "\n" for d in docs))
-    return path
 
 
 @pytest.mark.parametrize("jobs", ["1", "2"])
@@ -58,13 +48,13 @@ def test_malformed_line_after_100000_documents_stores_nothing(
     lines[BAD_LINE - 1] = '{"id": "d100000", "text": \n'
     path = tmp_path / "late.jsonl"
     path.write_text("".join(lines))
-    before = _state(db)
+    before = db.counts()
     result = cli(["load", "late", str(path), "--jobs", jobs])
     assert (result.code, result.stdout) == (2, "")
     assert result.stderr == (
         f"error: {path}: line {BAD_LINE}: malformed JSON: Expecting value\n"
     ), result.stderr
-    assert _state(db) == before
+    assert db.counts() == before
 
 
 def test_duplicate_id_late_in_the_file_stores_nothing(
@@ -76,14 +66,14 @@ def test_duplicate_id_late_in_the_file_stores_nothing(
     lines[N - 10] = json.dumps({"id": "d000004", "text": "late duplicate"}) + "\n"
     path = tmp_path / "dup.jsonl"
     path.write_text("".join(lines))
-    before = _state(db)
+    before = db.counts()
     result = cli(["load", "dup", str(path), "--jobs", "2"])
     assert (result.code, result.stdout, result.stderr) == (
         2,
         "",
         f"error: {path}: duplicate document id 'd000004'\n",
     )
-    assert _state(db) == before
+    assert db.counts() == before
 
 
 DOCS = [
@@ -93,11 +83,11 @@ DOCS = [
 
 
 def test_order_and_jobs_do_not_change_the_content(cli: Any, db: Database, tmp_path: Path) -> None:
-    src = _jsonl(tmp_path / "a.jsonl", DOCS)
-    shuffled = _jsonl(tmp_path / "b.jsonl", DOCS[::-1][5:] + DOCS[::-1][:5])
+    src = write_jsonl(tmp_path / "a.jsonl", DOCS)
+    shuffled = write_jsonl(tmp_path / "b.jsonl", DOCS[::-1][5:] + DOCS[::-1][:5])
     loaded = cli(["load", "order", str(src), "--jobs", "1"])
     assert (loaded.code, loaded.stdout) == (0, "loaded snapshot 'order' (40 documents)\n")
-    before = _state(db)
+    before = db.counts()
     for path, jobs in ((src, "2"), (shuffled, "1"), (shuffled, "2")):
         again = cli(["load", "order", str(path), "--jobs", jobs])
         assert (again.code, again.stdout, again.stderr) == (
@@ -105,7 +95,7 @@ def test_order_and_jobs_do_not_change_the_content(cli: Any, db: Database, tmp_pa
             "unchanged: snapshot 'order' (40 documents)\n",
             "",
         ), (path.name, jobs)
-        assert _state(db) == before
+        assert db.counts() == before
     # loaded with two jobs in the first place: the same digest
     other = cli(["load", "order2", str(shuffled), "--jobs", "2"])
     assert other.code == 0, other.stderr
@@ -131,18 +121,17 @@ def test_a_refused_change_stores_nothing(
         docs.append({"id": "f999", "text": "def another_new_text(): pass"})
     else:
         docs[9]["id"] = "f009-renamed"
-    first = cli(["load", "refuse", str(_jsonl(tmp_path / "a.jsonl", DOCS))])
+    first = cli(["load", "refuse", str(write_jsonl(tmp_path / "a.jsonl", DOCS))])
     assert first.code == 0 and first.stdout.endswith("snapshot 'refuse' (40 documents)\n")
-    before = _state(db)
-    changed = _jsonl(tmp_path / "changed.jsonl", docs)
+    before = db.counts()
+    changed = write_jsonl(tmp_path / "changed.jsonl", docs)
     refused = cli(["load", "refuse", str(changed), "--jobs", jobs])
     assert (refused.code, refused.stdout, refused.stderr) == (
         2,
         "",
-        "error: snapshot 'refuse' exists with different content; pass --replace "
-        "(replace=True in Python) to replace it\n",
+        "error: snapshot 'refuse' exists with different content; pass --replace to replace it\n",
     )
-    assert _state(db) == before  # the new text is not kept, nothing pending
+    assert db.counts() == before  # the new text is not kept, nothing pending
     assert _scalar(db, UNREFERENCED) == 0
 
 
@@ -153,8 +142,8 @@ def test_a_text_postgresql_cannot_index_late_in_the_file_stores_nothing(
     (tests/test_limits.py)."""
     docs = [{"id": f"w{i:05d}", "text": f"def word_{i}(): pass"} for i in range(7_000)]
     docs[6_500]["text"] = "ok " + "x" * 3_000
-    path = _jsonl(tmp_path / "long.jsonl", docs)
-    before = _state(db)
+    path = write_jsonl(tmp_path / "long.jsonl", docs)
+    before = db.counts()
     result = cli(["load", "long", str(path), "--jobs", "2"])
     assert (result.code, result.stdout, result.stderr) == (
         2,
@@ -162,7 +151,7 @@ def test_a_text_postgresql_cannot_index_late_in_the_file_stores_nothing(
         "error: document 'w06500' has a word of more than 2047 bytes, which PostgreSQL "
         "cannot index\n",
     )
-    assert _state(db) == before
+    assert db.counts() == before
 
 
 def test_a_bad_row_late_in_a_table_stores_nothing(cli: Any, db: Database) -> None:
@@ -173,11 +162,11 @@ def test_a_bad_row_late_in_a_table_stores_nothing(cli: Any, db: Database) -> Non
             "CASE WHEN i = 6500 THEN NULL ELSE 'def row_' || i || '(): pass' END AS text "
             "FROM generate_series(0, 6999) AS i ORDER BY i"
         )
-    before = _state(db)
+    before = db.counts()
     result = cli(["load", "late-table", "--from-table", "public.late_rows", "--jobs", "2"])
     assert (result.code, result.stdout) == (2, "")
     assert result.stderr == "error: table public.late_rows: document 'r06500' has no \"text\"\n"
-    assert _state(db) == before
+    assert db.counts() == before
 
 
 def test_the_document_named_is_the_one_postgresql_cannot_index(
@@ -189,11 +178,13 @@ def test_the_document_named_is_the_one_postgresql_cannot_index(
         {"id": "a-fine", "text": "x" * 2_047},
         {"id": "b-long", "text": "ok " + "é" * 1_024},  # 2,048 bytes
     ]
-    before = _state(db)
-    result = cli(["load", "boundary", str(_jsonl(tmp_path / "b.jsonl", docs)), "--jobs", "2"])
+    before = db.counts()
+    result = cli(["load", "boundary", str(write_jsonl(tmp_path / "b.jsonl", docs)), "--jobs", "2"])
     assert (result.code, result.stdout) == (2, "")
     assert result.stderr.startswith("error: document 'b-long' has a word of "), result.stderr
-    assert _state(db) == before
-    fine = cli(["load", "boundary", str(_jsonl(tmp_path / "a.jsonl", docs[:1])), "--jobs", "2"])
+    assert db.counts() == before
+    fine = cli(
+        ["load", "boundary", str(write_jsonl(tmp_path / "a.jsonl", docs[:1])), "--jobs", "2"]
+    )
     assert (fine.code, fine.stdout) == (0, "loaded snapshot 'boundary' (1 document)\n")
     assert cli(["snapshots", "drop", "boundary"]).code == 0

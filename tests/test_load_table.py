@@ -8,8 +8,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import Database, login_role, run_cli
 from psycopg import sql
+from support.cli import run_cli
+from support.database import Database
+from support.sessions import login_role
 
 from riido_pg import Document, PermissionDenied, load_snapshot, load_snapshot_from_table
 from riido_pg.errors import InvalidInput

@@ -11,10 +11,10 @@ from typing import Any
 
 import ir_measures
 import pytest
-from corpus import tie_corpus
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ir_measures import RR, Success
+from support.corpus import tie_corpus
 
 from riido_pg.evaluation import evaluate, store_corpus
 from riido_pg.evaluation.metrics import (

@@ -4,6 +4,7 @@ is missing."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
@@ -11,9 +12,10 @@ import psycopg
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from conftest import Database, create_database, drop_database
 from sqlalchemy import create_engine
 from sqlalchemy.pool import NullPool
+from support.cli import DEFAULT_TIMEOUT, run_cli, spawn
+from support.database import RIIDO_TABLES, Database, create_database, drop_database
 
 from riido_pg.db import SCHEMA_REVISION
 from riido_pg.server import migrate
@@ -49,6 +51,12 @@ def test_upgrade_downgrade_upgrade(empty_db: Database) -> None:
     assert migrate.current(empty_db.dsn) == SCHEMA_REVISION
 
 
+def test_the_stored_nothing_checks_count_every_table(db: Database) -> None:
+    """Database.counts() (the tests' "stored nothing") covers every table there is."""
+    assert set(RIIDO_TABLES) == _tables(db.dsn) - {"alembic_version"}
+    assert set(db.counts()) == set(RIIDO_TABLES)
+
+
 def test_models_and_migrations_do_not_drift(db: Database) -> None:
     engine = create_engine(
         "postgresql+psycopg://", creator=lambda: psycopg.connect(db.dsn), poolclass=NullPool
@@ -71,8 +79,6 @@ def test_models_and_migrations_do_not_drift(db: Database) -> None:
 
 
 def test_cli_on_a_database_without_schema_names_db_upgrade(empty_db: Database, cli: Any) -> None:
-    from conftest import run_cli
-
     result = run_cli(["query", "s", "x"], dsn=empty_db.dsn)
     assert result.code == 1
     assert result.stderr == (
@@ -87,9 +93,130 @@ def test_cli_on_a_database_without_schema_names_db_upgrade(empty_db: Database, c
 
 
 def test_unreachable_server_is_an_environment_error() -> None:
-    from conftest import run_cli
-
     result = run_cli(["query", "s", "x"], dsn="postgresql://nobody@127.0.0.1:1/none")
     assert result.code == 1
     assert result.stderr.startswith("error: cannot connect to PostgreSQL: ")
     assert result.stderr.count("\n") == 1
+
+
+# --- revisions that do not exist, downgrades that delete data -------------------------------
+
+KNOWN = "base, " + ", ".join(migrate.revisions()) + f" and head (= {SCHEMA_REVISION})"
+
+
+@pytest.mark.parametrize(
+    ("command", "rev"), [("downgrade", "x'; drop"), ("upgrade", "0009"), ("downgrade", "head-1")]
+)
+def test_a_revision_that_does_not_exist_is_named_with_the_known_ones(
+    db: Database, command: str, rev: str
+) -> None:
+    result = run_cli(["db", command, "--", rev], dsn=db.dsn)
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr == f"error: no schema revision {rev!r}; the known ones are {KNOWN}\n"
+    assert migrate.current(db.dsn) == SCHEMA_REVISION
+
+
+def _with_snapshots(database: Database) -> None:
+    from riido_pg import Document, load_snapshot
+
+    migrate.upgrade(database.dsn)
+    with database.connect() as conn:
+        load_snapshot(conn, "one", [Document("a", "read config"), Document("b", "x")])
+        load_snapshot(conn, "two", [Document("c", "parse")])
+
+
+def test_downgrade_that_deletes_snapshots_needs_yes(empty_db: Database) -> None:
+    _with_snapshots(empty_db)
+    refused = run_cli(["db", "downgrade", "base"], dsn=empty_db.dsn)
+    assert (refused.code, refused.stdout) == (2, "")
+    assert refused.stderr == (
+        "error: downgrading to base would delete 2 snapshots (3 documents); "
+        "pass --yes to go ahead\n"
+    )
+    assert migrate.current(empty_db.dsn) == SCHEMA_REVISION
+    assert empty_db.count("documents") == 3
+
+    # down to 0005 keeps every snapshot: nothing to confirm
+    kept = run_cli(["db", "downgrade", "0005"], dsn=empty_db.dsn)
+    assert (kept.code, kept.stdout) == (0, "schema at 0005\n")
+    assert empty_db.count("documents") == 3
+
+    done = run_cli(["db", "downgrade", "base", "--yes"], dsn=empty_db.dsn)
+    assert (done.code, done.stdout, done.stderr) == (0, "schema at base\n", "")
+    assert _tables(empty_db.dsn) <= {"alembic_version"}
+
+
+@pytest.mark.parametrize(("answer", "confirmed"), [("n", False), ("y", True)])
+def test_downgrade_asks_on_a_terminal(empty_db: Database, answer: str, confirmed: bool) -> None:
+    """A terminal on stdin: a real process (:func:`support.cli.spawn`)."""
+    _with_snapshots(empty_db)
+    leader, follower = os.openpty()
+    try:
+        os.write(leader, f"{answer}\n".encode())
+        with spawn(["db", "downgrade", "base"], dsn=empty_db.dsn, stdin=follower) as proc:
+            stdout, stderr = proc.communicate(timeout=DEFAULT_TIMEOUT)
+    finally:
+        os.close(follower)
+        os.close(leader)
+    out = stdout.decode()
+    assert out.startswith(
+        "downgrading to base would delete 2 snapshots (3 documents). Go ahead? [y/N]: "
+    )
+    if confirmed:
+        assert (proc.returncode, out.endswith("[y/N]: schema at base\n")) == (0, True), stderr
+        assert migrate.current(empty_db.dsn) is None
+    else:
+        assert (proc.returncode, stderr.decode()) == (1, "error: aborted\n")
+        assert migrate.current(empty_db.dsn) == SCHEMA_REVISION
+        assert empty_db.count("documents") == 3
+
+
+def test_moving_towards_a_revision_already_passed_changes_nothing(empty_db: Database) -> None:
+    migrate.upgrade(empty_db.dsn, "0005")
+    up = run_cli(["db", "upgrade", "0003"], dsn=empty_db.dsn)
+    assert (up.code, up.stdout) == (
+        0,
+        "schema at 0005 (already past 0003; `riido-pg db downgrade` goes down)\n",
+    )
+    down = run_cli(["db", "downgrade", "0007"], dsn=empty_db.dsn)
+    assert (down.code, down.stdout) == (
+        0,
+        "schema at 0005 (already below 0007; `riido-pg db upgrade` goes up)\n",
+    )
+    assert migrate.current(empty_db.dsn) == "0005"
+
+
+def test_a_schema_newer_than_this_riido_pg_is_named(empty_db: Database) -> None:
+    migrate.upgrade(empty_db.dsn)
+    with psycopg.connect(empty_db.dsn, autocommit=True) as conn:
+        conn.execute("UPDATE riido.alembic_version SET version_num = '0099'")
+    newer = (
+        "the database has schema revision 0099, which this riido-pg does not know "
+        f"(it needs {SCHEMA_REVISION}); use the riido-pg that migrated it"
+    )
+    assert run_cli(["snapshots", "list"], dsn=empty_db.dsn).stderr == f"error: {newer}\n"
+    result = run_cli(["db", "downgrade", "base", "--yes"], dsn=empty_db.dsn)
+    assert result.code == 1
+    assert result.stderr.startswith("error: the database has schema revision 0099, ")
+
+
+@pytest.mark.parametrize(
+    ("loss", "text"),
+    [
+        (migrate.Loss(), "nothing"),
+        (migrate.Loss(snapshots=1, documents=1), "1 snapshot (1 document)"),
+        (
+            migrate.Loss(snapshots=12, documents=1_234_567, shards=2),
+            "12 snapshots (1,234,567 documents) and the catalog of 2 shards",
+        ),
+        (
+            migrate.Loss(snapshots=2, documents=5, corpora=1, embedded_snapshots=1, shards=1),
+            "2 snapshots (5 documents), 1 evaluation corpus, the model embeddings of "
+            "1 snapshot and the catalog of 1 shard",
+        ),
+        (migrate.Loss(corpora=3), "3 evaluation corpora"),
+    ],
+)
+def test_loss_says_what_is_deleted(loss: migrate.Loss, text: str) -> None:
+    assert loss.describe() == text
+    assert bool(loss) == (text != "nothing")

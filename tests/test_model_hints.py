@@ -10,8 +10,8 @@ from typing import Any
 
 import numpy as np
 import pytest
-from conftest import Database
-from corpus import generated_corpus, stdlib_functions
+from support.corpus import generated_corpus, stdlib_functions
+from support.database import Database
 
 from riido_pg import load_snapshot, rank_snapshot
 from riido_pg.embedding import register_model, unregister_model

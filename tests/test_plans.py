@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Database
-from corpus import generated_corpus
+from support.corpus import generated_corpus
+from support.database import Database
 
 from riido_pg import Document, get_snapshot, load_snapshot, rank_snapshot
 from riido_pg.evaluation import evaluate, store_corpus

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import Database
-from corpus import write_beir
+from support.corpus import write_beir
+from support.database import Database
 
 from riido_pg import Document, load_snapshot, rank_snapshot
 from riido_pg.errors import ConflictingOptions

@@ -9,7 +9,9 @@ from typing import Any
 
 import psycopg
 import pytest
-from conftest import Database, login_role, run_cli
+from support.cli import run_cli
+from support.database import Database
+from support.sessions import login_role
 
 from riido_pg import Document, load_snapshot
 

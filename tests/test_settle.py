@@ -12,7 +12,7 @@ import time
 
 import psycopg
 import pytest
-from conftest import Database
+from support.database import Database
 
 from riido_pg.server.settle import settle
 from riido_pg.storage.snapshots import snapshot_lock

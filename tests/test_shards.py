@@ -6,10 +6,7 @@ readers), a shard that is down, a killed loader, `db upgrade`, and bad input."""
 from __future__ import annotations
 
 import json
-import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -17,12 +14,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import clusters
 import psycopg
 import pytest
-from conftest import Database, run_cli
-from corpus import generated_corpus, stdlib_functions
 from psycopg.conninfo import make_conninfo
+from support import clusters
+from support.cli import run_cli_process as run_cli  # clusters: real processes
+from support.cli import spawn
+from support.corpus import generated_corpus, stdlib_functions, write_jsonl
+from support.database import Database
+from support.sessions import WAIT
 
 from riido_pg import Document, load_snapshot, rank_snapshot
 from riido_pg.db import SCHEMA_REVISION
@@ -322,27 +322,20 @@ def test_a_shard_down_names_it_and_the_others_answer(loaded: Shards) -> None:
 
 
 def _jsonl(path: Path, n: int) -> Path:
-    with path.open("w") as fh:
-        for i in range(n):
-            doc = {"id": f"doc{i:06d}", "text": f"def f_{i}(x): return x {i}"}
-            fh.write(json.dumps(doc) + "\n")
-    return path
+    return write_jsonl(
+        path, ({"id": f"doc{i:06d}", "text": f"def f_{i}(x): return x {i}"} for i in range(n))
+    )
 
 
 def test_a_killed_loader_on_a_shard_leaves_nothing_queryable(
     loaded: Shards, tmp_path: Path
 ) -> None:
     src = _jsonl(tmp_path / "big.jsonl", 60_000)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("RIIDO_PG_")}
-    env["RIIDO_PG_DSN"] = loaded.coordinator.dsn
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "riido_pg", "load", "delta", str(src), "--shard", "s2"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    deadline = time.monotonic() + 60
-    with psycopg.connect(loaded.dsns["s2"], autocommit=True) as shard:
+    deadline = time.monotonic() + WAIT
+    with (
+        spawn(["load", "delta", str(src), "--shard", "s2"], dsn=loaded.coordinator.dsn) as proc,
+        psycopg.connect(loaded.dsns["s2"], autocommit=True) as shard,
+    ):
         while time.monotonic() < deadline:
             row = shard.execute("SELECT state FROM riido.snapshots WHERE snapshot_id = 'delta'")
             if row.fetchone() == ("loading",):
@@ -362,7 +355,7 @@ def test_a_killed_loader_on_a_shard_leaves_nothing_queryable(
     assert "delta" not in [r["id"] for r in listed]
     q = run_cli(["query", "delta", "f"], dsn=coord)
     assert q.code == 1 and "interrupted" in q.stderr
-    for _ in range(50):  # the killed backend may take a moment to release its lock
+    for _ in range(int(WAIT / 0.1)):  # the killed backend may take a moment to release its lock
         again = run_cli(["load", "delta", str(src)], dsn=coord)
         if "being written" not in again.stderr:
             break

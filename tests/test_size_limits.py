@@ -19,14 +19,12 @@ import io
 import json
 import random
 import string
-import sys
 import uuid
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
-from conftest import ALL_TABLES as TABLES
 
 from riido_pg import (
     Document,
@@ -38,7 +36,6 @@ from riido_pg import (
     load_snapshot,
     rank_snapshot,
 )
-from riido_pg import cli as riido_cli
 from riido_pg.documents import (
     MAX_DOCUMENT_BYTES,
     MAX_DOCUMENTS_PER_REQUEST,
@@ -66,10 +63,6 @@ def _one_error_line(result: Any, message: str) -> None:
     assert (result.code, result.stdout, result.stderr) == (2, "", f"error: {message}\n")
 
 
-def _counts(db: Any) -> dict[str, int]:
-    return {t: db.count(t) for t in TABLES}
-
-
 @pytest.fixture(scope="module", autouse=True)
 def small(db: Any) -> None:
     with db.connect() as conn:
@@ -80,18 +73,18 @@ def small(db: Any) -> None:
 
 
 def test_documents_per_request_over_the_limit_exit_2(cli: Any, db: Any) -> None:
-    before = _counts(db)
+    before = db.counts()
     n = MAX_DOCUMENTS_PER_REQUEST + 1
     result = cli(["hints"], input=_request(n))
     _one_error_line(result, f"stdin: {n} documents; the limit is {MAX_DOCUMENTS_PER_REQUEST}")
-    assert _counts(db) == before
+    assert db.counts() == before
 
 
 @pytest.mark.slow
 def test_documents_per_request_at_the_limit_rank(cli: Any, db: Any) -> None:
     """100,000 documents > 65,535: the hints path binds no per-document parameters."""
     n = MAX_DOCUMENTS_PER_REQUEST
-    before = _counts(db)
+    before = db.counts()
     result = cli(["hints", "--identifier-hints"], input=_request(n, query="w12345 common"))
     assert result.code == 0, result.stderr
     body = json.loads(result.stdout)
@@ -100,7 +93,7 @@ def test_documents_per_request_at_the_limit_rank(cli: Any, db: Any) -> None:
     assert len(candidates) == n and len({c["id"] for c in candidates}) == n
     assert [c["rank"] for c in candidates[:3]] == [1, 2, 3] and candidates[-1]["rank"] == n
     assert candidates[0]["id"] == "d012345"
-    assert _counts(db) == before
+    assert db.counts() == before
 
 
 # -- bytes per request ----------------------------------------------------------------
@@ -123,39 +116,18 @@ def test_request_byte_limit_is_documented_and_counts_bytes_before_parsing(
         assert str(err.value) == message
 
 
-def _run_in_process(
-    monkeypatch: pytest.MonkeyPatch,
-    capsys: pytest.CaptureFixture[str],
-    db: Any,
-    args: list[str],
-    stdin: bytes,
-) -> tuple[int, str, str]:
-    """``riido-pg ARGS`` in this process, so a limit constant can be lowered for it."""
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
-    monkeypatch.setenv("RIIDO_PG_DSN", db.dsn)
-    code = 0
-    try:
-        riido_cli.main(args)
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 def test_cli_hints_applies_the_request_byte_limit(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], db: Any
+    monkeypatch: pytest.MonkeyPatch, cli: Any
 ) -> None:
+    """In this process (the ``cli`` fixture), so the limit can be lowered for it."""
     data = _request(3, query="w2")
     monkeypatch.setattr(documents, "MAX_REQUEST_BYTES", len(data))
-    code, out, err = _run_in_process(monkeypatch, capsys, db, ["hints"], data)
-    assert (code, err) == (0, "")
-    assert json.loads(out)["candidates"][0]["id"] == "d000002"
+    result = cli(["hints"], input=data)
+    assert (result.code, result.stderr) == (0, "")
+    assert json.loads(result.stdout)["candidates"][0]["id"] == "d000002"
     monkeypatch.setattr(documents, "MAX_REQUEST_BYTES", len(data) - 1)
-    assert _run_in_process(monkeypatch, capsys, db, ["hints"], data) == (
-        2,
-        "",
-        f"error: stdin: request is larger than {len(data) - 1} bytes\n",
-    )
+    message = f"stdin: request is larger than {len(data) - 1} bytes"
+    _one_error_line(cli(["hints"], input=data), message)
 
 
 class _CountingStdin(io.RawIOBase):
@@ -176,17 +148,12 @@ class _CountingStdin(io.RawIOBase):
 
 
 def test_cli_hints_stops_reading_stdin_past_the_byte_limit(
-    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], db: Any
+    monkeypatch: pytest.MonkeyPatch, cli: Any
 ) -> None:
     limit = 1_000
     raw = _CountingStdin(8 * 1024 * 1024)
     monkeypatch.setattr(documents, "MAX_REQUEST_BYTES", limit)
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BufferedReader(raw)))
-    monkeypatch.setenv("RIIDO_PG_DSN", db.dsn)
-    with pytest.raises(SystemExit) as exit_:
-        riido_cli.main(["hints"])
-    assert exit_.value.code == 2
-    assert capsys.readouterr().err == f"error: stdin: request is larger than {limit} bytes\n"
+    _one_error_line(cli(["hints"], input=raw), f"stdin: request is larger than {limit} bytes")
     assert raw.consumed <= limit + 1 + 64 * 1024  # a buffer's worth of slack
 
 
@@ -210,7 +177,7 @@ def test_document_id_at_the_limit_is_used(cli: Any, doc_id: str) -> None:
 )
 def test_document_id_over_the_limit_exit_2(cli: Any, db: Any, tmp_path: Path, doc_id: str) -> None:
     assert len(doc_id) <= MAX_ID_BYTES + 1 and len(doc_id.encode()) > MAX_ID_BYTES
-    before = _counts(db)
+    before = db.counts()
     result = _hints(cli, [{"id": "ok", "text": "read"}, {"id": doc_id, "text": "read"}])
     _one_error_line(result, f"stdin: documents[1]: document id is longer than {MAX_ID_BYTES} bytes")
     src = tmp_path / "docs.jsonl"
@@ -218,7 +185,7 @@ def test_document_id_over_the_limit_exit_2(cli: Any, db: Any, tmp_path: Path, do
     src.write_text("".join(json.dumps(d) + "\n" for d in lines))
     result = cli(["load", "long-id", str(src)])
     _one_error_line(result, f"{src}: line 3: document id is longer than {MAX_ID_BYTES} bytes")
-    assert _counts(db) == before
+    assert db.counts() == before
 
 
 # -- document bytes -------------------------------------------------------------------
@@ -242,12 +209,12 @@ def test_document_over_max_bytes_in_a_file_names_line_and_id(
     src.write_text(
         json.dumps({"id": "fine", "text": "ok"}) + "\n" + json.dumps({"id": "huge", "text": text})
     )
-    before = _counts(db)
+    before = db.counts()
     result = cli(["load", "huge", str(src)])
     _one_error_line(
         result, f"{src}: line 2: document 'huge' is {size} bytes; the limit is {MAX_DOCUMENT_BYTES}"
     )
-    assert _counts(db) == before
+    assert db.counts() == before
 
 
 def _random_id(n: int) -> str:
@@ -270,12 +237,12 @@ def _random_id(n: int) -> str:
 def test_library_load_applies_the_document_limits(
     conn: Conn, db: Any, doc: Document, message: str
 ) -> None:
-    before = _counts(db)
+    before = db.counts()
     snapshot_id = f"lib-limits-{uuid.uuid4().hex}"
     try:
         with pytest.raises(InvalidInput, match=message):
             load_snapshot(conn, snapshot_id, [Document("aaa", "x"), doc, Document("zz", "y")])
-        assert _counts(db) == before
+        assert db.counts() == before
     finally:
         if conn.execute(
             "SELECT 1 FROM riido.snapshots WHERE snapshot_id = %s", (snapshot_id,)
@@ -307,19 +274,19 @@ def one_doc(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_cli_load_rejects_bad_snapshot_ids(
     cli: Any, db: Any, one_doc: Path, snapshot_id: str, message: str
 ) -> None:
-    before = _counts(db)
+    before = db.counts()
     _one_error_line(cli(["load", snapshot_id, str(one_doc)]), message)
-    assert _counts(db) == before
+    assert db.counts() == before
 
 
 def test_snapshot_id_with_nul_is_rejected(cli: Any, conn: Conn, db: Any) -> None:
-    before = _counts(db)
+    before = db.counts()
     with pytest.raises(InvalidInput, match=r"^snapshot id contains a NUL character$"):
         load_snapshot(conn, "a\x00b", [Document("a", "read")])
     request = {"snapshot_id": "a\x00b", "query": "q", "documents": [{"id": "a", "text": "b"}]}
     result = cli(["hints"], input=json.dumps(request))
     _one_error_line(result, "snapshot id contains a NUL character")
-    assert _counts(db) == before
+    assert db.counts() == before
 
 
 def test_snapshot_id_at_the_limit_loads_and_ranks(cli: Any, one_doc: Path) -> None:

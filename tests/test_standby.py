@@ -7,16 +7,16 @@ the primary."""
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import clusters
 import psycopg
 import pytest
-from conftest import EXAMPLE, run_cli
-from corpus import generated_corpus
 from psycopg.conninfo import make_conninfo
+from support import clusters
+from support.cli import EXAMPLE, run_cli_process
+from support.corpus import generated_corpus
+from support.sessions import wait_until
 
 from riido_pg.server import migrate
 
@@ -37,24 +37,26 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, s
             conn.execute("CREATE DATABASE riido")
         dsn = primary.dsn("riido")
         migrate.upgrade(dsn)
-        assert run_cli(["load", "demo", str(beir / "corpus.jsonl")], dsn=dsn).code == 0
-        stored = run_cli(["eval", str(beir), "--output", "-"], dsn=dsn)
+        assert run_cli_process(["load", "demo", str(beir / "corpus.jsonl")], dsn=dsn).code == 0
+        stored = run_cli_process(["eval", str(beir), "--output", "-"], dsn=dsn)
         snap = json.loads(stored.stdout)["corpus"]["snapshot_id"]
         with clusters.standby_of(primary) as standby:
             yield (*_both(dsn, standby), snap)
 
 
+def _on_standby(standby: str, query: str, params: tuple[str, ...], what: str) -> None:
+    """Until ``query`` finds a row on the standby (the primary's change replayed)."""
+    with psycopg.connect(standby, autocommit=True) as conn:
+        wait_until(lambda: conn.execute(query, params).fetchone(), what, every=0.05)
+
+
 def _replayed(standby: str, snapshot: str) -> None:
-    with psycopg.connect(standby) as conn:
-        for _ in range(200):
-            if conn.execute(
-                "SELECT 1 FROM riido.snapshots WHERE snapshot_id = %s AND state = 'ready'",
-                (snapshot,),
-            ).fetchone():
-                return
-            conn.rollback()
-            time.sleep(0.05)
-    raise AssertionError(f"{snapshot} never reached the standby")
+    _on_standby(
+        standby,
+        "SELECT 1 FROM riido.snapshots WHERE snapshot_id = %s AND state = 'ready'",
+        (snapshot,),
+        f"{snapshot} to reach the standby",
+    )
 
 
 def test_reads_work_on_a_standby(pair: tuple[str, str, str]) -> None:
@@ -68,7 +70,8 @@ def test_reads_work_on_a_standby(pair: tuple[str, str, str]) -> None:
         ["snapshots", "list", "--format", "json"],
         ["eval", "--snapshot", snap, "--output", "-"],
     ):
-        on_primary, on_standby = run_cli(args, dsn=primary), run_cli(args, dsn=standby)
+        on_primary = run_cli_process(args, dsn=primary)
+        on_standby = run_cli_process(args, dsn=standby)
         assert on_standby.code == 0, on_standby.stderr
         assert on_standby.stdout == on_primary.stdout
 
@@ -82,7 +85,7 @@ def test_load_on_a_standby_fails_clearly(pair: tuple[str, str, str], tmp_path: P
         (["snapshots", "drop", "demo"], None),
         (["hints"], EXAMPLE),
     ):
-        refused = run_cli(args, dsn=standby, input=stdin)
+        refused = run_cli_process(args, dsn=standby, input=stdin)
         assert refused.code == 1 and refused.stdout == ""
         assert refused.stderr.count("\n") == 1 and "read-only hot standby" in refused.stderr
 
@@ -99,10 +102,10 @@ def test_multi_host_dsn_reads_from_the_standby_and_loads_on_the_primary(
         assert conn.execute("SELECT pg_is_in_recovery()").fetchone() == (True,)
     src = tmp_path / "docs.jsonl"
     src.write_text(json.dumps({"id": "a", "text": "read config"}) + "\n")
-    loaded = run_cli(["load", "multi", str(src)], dsn=writer)
+    loaded = run_cli_process(["load", "multi", str(src)], dsn=writer)
     assert loaded.code == 0, loaded.stderr
     _replayed(standby, "multi")
-    q = run_cli(["query", "multi", "config"], dsn=reader)
+    q = run_cli_process(["query", "multi", "config"], dsn=reader)
     assert q.code == 0 and json.loads(q.stdout)["candidates"][0]["id"] == "a"
 
 
@@ -115,11 +118,11 @@ def test_a_snapshot_loading_on_the_primary_is_not_ready_on_the_standby(
             "INSERT INTO riido.snapshots (snapshot_id, text_config, state, document_count, "
             "content_digest, k1, b) VALUES ('half', 'english', 'loading', 1, 'x', 1.2, 0.75)"
         )
-    with psycopg.connect(standby) as conn:
-        for _ in range(200):
-            if conn.execute("SELECT 1 FROM riido.snapshots WHERE snapshot_id = 'half'").fetchone():
-                break
-            conn.rollback()
-            time.sleep(0.05)
-    q = run_cli(["query", "half", "config"], dsn=standby)
+    _on_standby(
+        standby,
+        "SELECT 1 FROM riido.snapshots WHERE snapshot_id = %s",
+        ("half",),
+        "the loading row to reach the standby",
+    )
+    q = run_cli_process(["query", "half", "config"], dsn=standby)
     assert q.code == 1 and "not ready on this standby" in q.stderr

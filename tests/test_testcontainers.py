@@ -8,7 +8,7 @@ import os
 import socket
 
 import pytest
-from conftest import EXAMPLE, run_cli
+from support.cli import EXAMPLE, run_cli_process
 
 from riido_pg.server import migrate
 
@@ -49,6 +49,6 @@ def test_example_on_a_postgres_17_container() -> None:
     with PostgresContainer("postgres:17", driver=None) as pg:
         dsn = pg.get_connection_url()
         migrate.upgrade(dsn)
-        result = run_cli(["hints", "--identifier-hints"], dsn=dsn, input=EXAMPLE)
+        result = run_cli_process(["hints", "--identifier-hints"], dsn=dsn, input=EXAMPLE)
         assert result.code == 0, result.stderr
         assert [c["id"] for c in json.loads(result.stdout)["candidates"]] == ["a", "c", "b"]

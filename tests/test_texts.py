@@ -14,11 +14,11 @@ from typing import Any
 
 import psycopg
 import pytest
-from conftest import Database, create_database, drop_database
-from corpus import WORDS, small, stdlib_functions
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from psycopg import sql
+from support.corpus import WORDS, small, stdlib_functions
+from support.database import Database, create_database, drop_database
 
 from riido_pg import Document, load_snapshot, rank_snapshot
 from riido_pg.evaluation.corpora import corpus_info, store_corpus
@@ -311,8 +311,8 @@ def test_one_job_and_two_jobs_load_the_same_snapshot(db: Database) -> None:
 
 
 @pytest.fixture
-def fresh_db(server_dsn: str) -> Iterator[Database]:
-    database = create_database(server_dsn, "riido_t_texts_migr")
+def fresh_db(server_dsn: str, template: str) -> Iterator[Database]:
+    database = create_database(server_dsn, "riido_t_texts_migr", template=template)
     yield database
     drop_database(server_dsn, database.name)
 

@@ -7,7 +7,9 @@ import time
 from typing import Any
 
 import pytest
-from conftest import Database, run_cli, table_locked
+from support.cli import run_cli
+from support.database import Database
+from support.sessions import table_locked
 
 from riido_pg import Document, load_snapshot
 

@@ -2,37 +2,38 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Annotated
 
 import typer
 
-from riido_pg.cli.context import DebugOption, DsnOption, connect, settings
+from riido_pg.cli.settings import connect, settings
 
 __all__ = ["app"]
 
 app = typer.Typer(help="Schema migrations and the embedded server.", no_args_is_help=True)
 
 
-def _dsn(ctx: typer.Context, dsn: str | None, debug: bool) -> str:
+def _dsn(ctx: typer.Context) -> str:
     from riido_pg.db import resolve_dsn
 
-    return resolve_dsn(settings(ctx, dsn, debug).dsn)[0]
+    return resolve_dsn(settings(ctx).dsn)[0]
 
 
 @app.command("upgrade")
 def db_upgrade(
     ctx: typer.Context,
     revision: Annotated[str, typer.Argument(metavar="REV", help="Target revision.")] = "head",
-    dsn: DsnOption = None,
-    debug: DebugOption = False,
 ) -> None:
     """Migrate the schema up (default: to the newest revision), and every shard's."""
     from riido_pg.server import migrate
 
-    url = _dsn(ctx, dsn, debug)
+    url = _dsn(ctx)
+    target = migrate.target(url, revision)
     migrate.upgrade(url, revision)
     at = migrate.current(url)
-    typer.echo(f"schema at {at or 'base'}")
+    past = f" (already past {revision}; `riido-pg db downgrade` goes down)" if at != target else ""
+    typer.echo(f"schema at {at or 'base'}{past}")
     if at is None or at < "0007":  # no shard catalog below 0007
         return
     from riido_pg.shards import upgrade_shards
@@ -46,25 +47,42 @@ def db_upgrade(
 def db_downgrade(
     ctx: typer.Context,
     revision: Annotated[
-        str, typer.Argument(metavar="REV", help="Target revision; 'base' removes everything.")
+        str,
+        typer.Argument(
+            metavar="REV", help="Target revision: base (removes everything) or a revision id."
+        ),
     ],
-    dsn: DsnOption = None,
-    debug: DebugOption = False,
+    yes: Annotated[
+        bool, typer.Option("--yes", help="Delete the data the downgrade drops without asking.")
+    ] = False,
 ) -> None:
-    """Migrate the schema down to REV."""
+    """Migrate the schema down to REV. A downgrade that deletes data (snapshots,
+    evaluation corpora, model embeddings, the shard catalog) says what it deletes and
+    needs --yes, or a yes at the prompt on a terminal."""
+    from riido_pg.errors import Hint, NotConfirmed
     from riido_pg.server import migrate
 
-    url = _dsn(ctx, dsn, debug)
+    url = _dsn(ctx)
+    target = migrate.target(url, revision)
+    if not yes:
+        loss = migrate.data_loss(url, revision)
+        if loss:
+            what = f"downgrading to {revision} would delete {loss.describe()}"
+            if not sys.stdin.isatty():
+                raise NotConfirmed(what, Hint(cli="pass --yes to go ahead"))
+            typer.confirm(f"{what}. Go ahead?", default=False, abort=True)
     migrate.downgrade(url, revision)
-    typer.echo(f"schema at {migrate.current(url) or 'base'}")
+    at = migrate.current(url)
+    below = f" (already below {revision}; `riido-pg db upgrade` goes up)" if at != target else ""
+    typer.echo(f"schema at {at or 'base'}{below}")
 
 
 @app.command("current")
-def db_current(ctx: typer.Context, dsn: DsnOption = None, debug: DebugOption = False) -> None:
+def db_current(ctx: typer.Context) -> None:
     """Print the schema revision of the database ('base' when there is none)."""
     from riido_pg.server import migrate
 
-    typer.echo(migrate.current(_dsn(ctx, dsn, debug)) or "base")
+    typer.echo(migrate.current(_dsn(ctx)) or "base")
 
 
 @app.command("grant-reader")
@@ -73,23 +91,39 @@ def db_grant_reader(
     role: Annotated[
         str, typer.Argument(metavar="ROLE", help="An existing role to make a read-only reader.")
     ],
-    dsn: DsnOption = None,
-    debug: DebugOption = False,
 ) -> None:
     """Let ROLE query snapshots and nothing else (no load, drop, hints or DDL)."""
     from riido_pg.server.privileges import grant_reader
 
-    settings(ctx, dsn, debug)
     with connect(ctx) as conn:
         grant_reader(conn, role)
     typer.echo(f"role {role!r} can now query snapshots (read-only)")
 
 
-@app.command("stop")
-def db_stop() -> None:
-    """Stop the embedded server (it starts again on the next command)."""
-    from riido_pg.server.embedded import stop_embedded
+#: Accepted only to be refused with a reason: db stop never stops a named server. (It
+#: is a command that needs no server, so it has no shared --dsn: riido_pg.cli.main.)
+_RefusedDsn = Annotated[str | None, typer.Option("--dsn", metavar="URL", hidden=True)]
 
-    typer.echo(
-        "stopped the embedded server" if stop_embedded() else "the embedded server is not running"
-    )
+
+@app.command("stop")
+def db_stop(ctx: typer.Context, dsn: _RefusedDsn = None) -> None:
+    """Stop the embedded server (it starts again on the next command). It is the only
+    server this stops: a server RIIDO_PG_DSN names is never affected, and --dsn is
+    refused."""
+    from riido_pg import config
+    from riido_pg.errors import ConflictingOptions
+    from riido_pg.server.embedded import stop
+
+    # the global --dsn also takes RIIDO_PG_DSN: only a --dsn on the command line is refused
+    source = ctx.find_root().get_parameter_source("dsn")
+    if dsn is not None or (source is not None and source.name == "COMMANDLINE"):
+        raise ConflictingOptions(
+            "db stop stops only the embedded server, never the one --dsn names; run it "
+            "without --dsn (and stop that server with its own tools)"
+        )
+    done = stop()
+    state = "stopped the embedded server" if done.running else "the embedded server"
+    line = f"{state} at {done.home}" + ("" if done.running else " is not running")
+    if config.DSN.raw() is not None:
+        line += " (RIIDO_PG_DSN names another server, which is not affected)"
+    typer.echo(line)

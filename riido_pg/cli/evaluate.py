@@ -13,21 +13,16 @@ from typing import Annotated
 
 import typer
 
-from riido_pg.cli.context import (
-    DebugOption,
-    DsnOption,
-    embed,
-    load_model,
-    progress_bar,
-    routed,
-    settings,
-)
-from riido_pg.errors import ConflictingOptions, InvalidCorpus
+from riido_pg.cli.history import corpus_history
+from riido_pg.cli.options import EvalPolicyOpt, whole
+from riido_pg.cli.progress import progress_bar
+from riido_pg.cli.settings import database
 from riido_pg.words import count
 
 __all__ = ["corpus_app", "corpus_docproxy", "eval_command"]
 
 corpus_app = typer.Typer(help="Build evaluation corpora.", no_args_is_help=True)
+corpus_app.command("history")(corpus_history)
 
 
 def eval_command(
@@ -41,20 +36,12 @@ def eval_command(
             show_default=False,
         ),
     ] = None,
-    policy: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--policy",
-            metavar="POLICY",
-            help="Policy to evaluate; repeat for several. Default: every policy that needs "
-            "nothing per question.",
-            show_default=False,
-        ),
-    ] = None,
+    policy: EvalPolicyOpt = None,
     text_config: Annotated[
         str | None,
         typer.Option(
             "--text-config",
+            metavar="CONFIG",
             help="PostgreSQL text search configuration for a BEIR_DIR (default english); "
             "with --snapshot it must be the snapshot's.",
             show_default=False,
@@ -64,7 +51,7 @@ def eval_command(
         str | None,
         typer.Option(
             "--snapshot",
-            metavar="ID",
+            metavar="SNAPSHOT",
             help="Evaluate a stored corpus by snapshot id instead of a BEIR_DIR.",
             show_default=False,
         ),
@@ -73,6 +60,7 @@ def eval_command(
         Path | None,
         typer.Option(
             "--output",
+            metavar="FILE",
             help="Write the result JSON to FILE ('-': print it instead of the table).",
             dir_okay=False,
             show_default=False,
@@ -82,21 +70,28 @@ def eval_command(
         Path | None,
         typer.Option(
             "--run-dir",
+            metavar="DIR",
             help="Write one TREC run file per policy (<policy>.trec) into DIR.",
             file_okay=False,
             show_default=False,
         ),
     ] = None,
     run_depth: Annotated[
-        int,
-        typer.Option("--run-depth", min=1, help="Documents per question in run files."),
-    ] = 1000,
+        int | None,
+        typer.Option(
+            "--run-depth",
+            metavar="N",
+            parser=whole("--run-depth"),
+            help="Documents per question in run files (default 1000).",
+            show_default=False,
+        ),
+    ] = None,
     fused_weight: Annotated[
         float | None,
         typer.Option(
             "--fused-weight",
-            metavar="W",
-            help="Weight w of identifier_bm25_fused (bm25 + w * identifier_bm25); default: "
+            metavar="WEIGHT",
+            help="Weight of identifier_bm25_fused (bm25 + WEIGHT * identifier_bm25); default: "
             "the documented constant.",
             show_default=False,
         ),
@@ -111,85 +106,34 @@ def eval_command(
             show_default=False,
         ),
     ] = None,
-    dsn: DsnOption = None,
-    debug: DebugOption = False,
 ) -> None:
     """Evaluate every policy on a BEIR corpus: Recall@1, Recall@10, MRR, mean first-target rank."""
-    if beir_dir is None and snapshot is None:
-        raise ConflictingOptions("give a BEIR_DIR to evaluate, or --snapshot ID for a stored one")
-    if beir_dir is not None and snapshot is not None:
-        raise ConflictingOptions("give either a BEIR_DIR or --snapshot ID, not both")
-    if beir_dir is not None and not beir_dir.is_dir():
-        hint = (
-            f"; to evaluate a stored corpus use --snapshot {beir_dir}"
-            if not beir_dir.exists()
-            else ""
-        )
-        what = "not a directory" if beir_dir.exists() else "no such directory"
-        raise InvalidCorpus(f"{beir_dir}: {what} (expected a BEIR directory){hint}")
-    from riido_pg.evaluation import check_policies, evaluate, store_corpus
     from riido_pg.files import STDOUT, check_output, write_output
-    from riido_pg.storage import DEFAULT_TEXT_CONFIG, check_text_config, get_snapshot
 
-    settings(ctx, dsn, debug)
     if output is not None:
         check_output(output)  # a bad path costs no evaluation
-    policies = check_policies(policy, model)
-    if model is not None:
-        load_model(model)  # an unknown or uninstalled model fails before any work
-    note = ""
-    with progress_bar() as progress, routed(ctx) as router:
-        if beir_dir is not None:  # its snapshot goes where a load of it would go
-            from riido_pg.evaluation.beir import corpus_sha256
-            from riido_pg.evaluation.corpora import snapshot_id_for
-
-            cfg = check_text_config(router.coordinator, text_config or DEFAULT_TEXT_CONFIG)
-            conn = router.for_load(snapshot_id_for(corpus_sha256(beir_dir), cfg))
-        else:
-            assert snapshot is not None
-            conn = router.owner(snapshot)
-        if beir_dir is not None:
-            stored = store_corpus(
-                conn,
-                beir_dir,
-                text_config=text_config or DEFAULT_TEXT_CONFIG,
-                progress=progress,
-            )
-            snapshot_id = stored.snapshot_id
-            verb = "stored" if stored.action == "stored" else "reusing stored"
-            note = f"{verb} corpus as snapshot {snapshot_id!r}\n"
-        else:
-            assert snapshot is not None
-            snapshot_id = snapshot
-            if text_config is not None:
-                wanted = check_text_config(conn, text_config)
-                have = get_snapshot(conn, snapshot_id).text_config
-                if wanted != have:
-                    raise ConflictingOptions(
-                        f"snapshot {snapshot_id!r} uses text config {have!r}, not "
-                        f"{wanted!r}; evaluate the BEIR directory with --text-config "
-                        f"{text_config} to store it with that configuration"
-                    )
-        embed(conn, snapshot_id, model, progress)
-        result = evaluate(
-            conn,
-            snapshot_id,
-            policies=policies,
-            progress=progress,
+    with progress_bar() as progress, database(ctx) as db:
+        done = db.evaluate(
+            beir_dir,
+            snapshot=snapshot,
+            policies=policy,
+            text_config=text_config,
             run_dir=run_dir,
             run_depth=run_depth,
             fused_weight=fused_weight,
             model=model,
+            progress=progress,
         )
-    sys.stderr.write(note)  # after the progress bar is gone
-    text = result.to_json()
+    if done.stored is not None:  # after the progress bar is gone
+        verb = "stored" if done.stored == "stored" else "reusing stored"
+        sys.stderr.write(f"{verb} corpus as snapshot {done.snapshot_id!r}\n")
     if output is not None:
-        write_output(output, text)
+        write_output(output, done.evaluation.to_json())
         if str(output) == STDOUT:
             return
     from riido_pg.cli.tables import print_evaluation
 
-    print_evaluation(result)
+    print_evaluation(done.evaluation)
 
 
 @corpus_app.command("docproxy")
@@ -204,6 +148,7 @@ def corpus_docproxy(
         Path | None,
         typer.Option(
             "--cache-dir",
+            metavar="DIR",
             help="Where the pinned sdists are cached.",
             file_okay=False,
             show_default=False,
@@ -211,7 +156,7 @@ def corpus_docproxy(
     ] = None,
 ) -> None:
     """Build the pinned documentation-proxy corpus (sqlalchemy, rich, click) as a BEIR dir."""
-    from riido_pg.evaluation.docproxy import build_docproxy
+    from riido_pg.corpora.docproxy import build_docproxy
 
     def report(message: str) -> None:
         sys.stderr.write(message + "\n")

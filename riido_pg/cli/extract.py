@@ -4,14 +4,28 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from riido_pg.cli.context import note
+from riido_pg.cli.output import note
 from riido_pg.errors import InvalidInput
 
-__all__ = ["ExcludeOpt", "IncludeVendoredOpt", "LangOpt", "extract"]
+if TYPE_CHECKING:
+    from riido_pg.extract import ExtractStats
+
+__all__ = [
+    "ExcludeOpt",
+    "IncludeVendoredOpt",
+    "LangOpt",
+    "NoTestsOpt",
+    "RevOpt",
+    "extract",
+    "tree_notes",
+]
+
+#: Functions with words too long to index named in the note (``--debug``: all).
+SHOWN_UNINDEXABLE = 3
 
 LangOpt = Annotated[
     list[str] | None,
@@ -31,6 +45,16 @@ ExcludeOpt = Annotated[
         show_default=False,
     ),
 ]
+RevOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--rev",
+        metavar="REV",
+        help="Read the tree of this git revision of the repository at DIR, without "
+        "checking it out (a branch, tag or commit).",
+        show_default=False,
+    ),
+]
 IncludeVendoredOpt = Annotated[
     bool,
     typer.Option(
@@ -38,9 +62,40 @@ IncludeVendoredOpt = Annotated[
         help="Also read node_modules, vendor, third_party, dist, build, minified files.",
     ),
 ]
+NoTestsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--no-tests",
+        help="Leave out test code: directories named test, tests, testing, testdata, "
+        "__tests__ or spec, and files such as test_*.py, *_test.go, *.test.ts, *.spec.js, "
+        "FooTest.java.",
+    ),
+]
+
+
+def tree_notes(stats: ExtractStats, *, debug: bool = False) -> None:
+    """The ``note:`` lines after reading a source tree (``extract``, ``load DIR``): what
+    was found, and how many functions came from test paths and how to leave them out;
+    then which functions had words too long to index (a few of them); with ``debug``,
+    every file or function left out, with its reason."""
+    line = stats.describe()
+    if stats.test_functions:
+        line += f"; {stats.test_functions} of them in test paths (--no-tests leaves them out)"
+    note(line)
+    ids = stats.unindexable_ids
+    if ids:
+        shown = ", ".join(ids[:SHOWN_UNINDEXABLE])
+        if len(ids) > SHOWN_UNINDEXABLE:
+            shown += f" and {len(ids) - SHOWN_UNINDEXABLE} more"
+        hint = "" if debug else " (--debug lists them all)"
+        note(f"left out, with words too long to index: {shown}{hint}")
+    if debug:
+        for path, reason in stats.problems:
+            note(f"{path}: {reason}")
 
 
 def extract(
+    ctx: typer.Context,
     directory: Annotated[
         Path, typer.Argument(metavar="DIR", help="The source tree to read (only this tree).")
     ],
@@ -59,8 +114,11 @@ def extract(
     lang: LangOpt = None,
     exclude: ExcludeOpt = None,
     include_vendored: IncludeVendoredOpt = False,
+    no_tests: NoTestsOpt = False,
+    rev: RevOpt = None,
 ) -> None:
     """Write one JSON line {"id","text","metadata"} per function or method in DIR."""
+    from riido_pg.cli.settings import settings
     from riido_pg.extract import ExtractStats, iter_functions, write_jsonl
     from riido_pg.files import STDOUT, check_output, output_file
 
@@ -72,7 +130,9 @@ def extract(
         langs=lang or None,
         excludes=exclude or (),
         include_vendored=include_vendored,
+        no_tests=no_tests,
         stats=stats,
+        rev=rev,
     )
     with output_file(target) as raw:
         text = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
@@ -80,7 +140,5 @@ def extract(
         text.flush()
         text.detach()
         if stats.functions == 0:  # inside the block: an existing file stays as it was
-            raise InvalidInput(
-                f"{directory}: no functions in a supported language: {stats.describe()}"
-            )
-    note(stats.describe())
+            raise InvalidInput(stats.no_functions(directory))
+    tree_notes(stats, debug=settings(ctx).debug)

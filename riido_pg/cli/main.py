@@ -1,10 +1,11 @@
 """The ``riido-pg`` command line: a thin layer over the library.
 
-Every failure a user can fix arrives here as a :class:`riido_pg.errors.RiidoError`
-(the library translates database errors itself) and leaves as one ``error: ...`` line
-on stderr with exit code 2 (bad input, usage) or 1 (environment). SIGINT exits 130
-and SIGTERM 143, each with one ``error:`` line, after the interrupted work is rolled
-back. ``--debug`` shows the traceback instead.
+Each command parses its arguments, makes one call to the :class:`riido_pg.Database`
+façade and renders what it returns. Every failure a user can fix arrives here as a
+:class:`riido_pg.errors.RiidoError` and leaves as one ``error: ...`` line on stderr,
+with the exit code of its class (:mod:`riido_pg.cli.errors`); click's usage errors
+are worded the same way. SIGINT exits 130 and SIGTERM 143, each with one ``error:``
+line, after the interrupted work is rolled back. ``--debug`` shows the traceback.
 """
 
 from __future__ import annotations
@@ -13,15 +14,18 @@ import logging
 import signal
 import sys
 from types import FrameType
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
+from typer.core import TyperCommand
 
 from riido_pg import __version__
-from riido_pg.cli import database, search, shards, snapshots
-from riido_pg.cli.context import DebugOption, Settings, settings
+from riido_pg.cli import database, load, search, shards, snapshots
+from riido_pg.cli.command import Command, DebugOption, Group, LocalCommand
+from riido_pg.cli.errors import SIGNALS, exit_code, fail, message, usage_message
 from riido_pg.cli.evaluate import corpus_app, eval_command
 from riido_pg.cli.extract import extract
+from riido_pg.cli.settings import Settings, settings
 from riido_pg.errors import RiidoError
 
 __all__ = ["app", "main"]
@@ -33,9 +37,10 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    cls=Group,
 )
 app.command()(search.hints)
-app.command()(search.load)
+app.command()(load.load)
 app.command()(search.query)
 app.command()(extract)
 app.command("eval")(eval_command)
@@ -43,6 +48,25 @@ app.add_typer(snapshots.app, name="snapshots")
 app.add_typer(shards.app, name="shards")
 app.add_typer(corpus_app, name="corpus")
 app.add_typer(database.app, name="db")
+
+#: Commands that need no server: they take --debug but not --dsn.
+LOCAL = {("extract",), ("corpus", "docproxy"), ("corpus", "history"), ("db", "stop")}
+
+
+def _shape(group: typer.Typer, path: tuple[str, ...] = ()) -> None:
+    """Give every command the shared options and every group the plain style."""
+    for info in group.registered_commands:
+        name = info.name or (info.callback.__name__ if info.callback else "")
+        if info.cls in (None, TyperCommand):
+            info.cls = LocalCommand if (*path, name) in LOCAL else Command
+    for sub in group.registered_groups:
+        sub.cls = Group
+        if sub.typer_instance is not None:
+            sub.typer_instance.info.cls = Group
+            _shape(sub.typer_instance, (*path, sub.name or ""))
+
+
+_shape(app)
 
 
 def _version(value: bool) -> None:
@@ -72,16 +96,6 @@ def _global(
     settings(ctx, dsn, debug)
 
 
-def _fail(message: str, code: int) -> NoReturn:
-    sys.stderr.write(f"error: {message}\n")
-    sys.stderr.flush()
-    raise SystemExit(code)
-
-
-#: Exit status and message for the signals that stop a command.
-_STOPPED = {signal.SIGINT: (130, "interrupted"), signal.SIGTERM: (143, "terminated")}
-
-
 def _on_sigterm(run: Settings) -> None:
     def handler(signum: int, frame: FrameType | None) -> None:
         run.signal = signum
@@ -93,8 +107,17 @@ def _on_sigterm(run: Settings) -> None:
 
 
 def _stopped(run: Settings) -> NoReturn:
-    code, message = _STOPPED[signal.Signals(run.signal or signal.SIGINT)]
-    _fail(message, code)
+    code, text = SIGNALS[signal.Signals(run.signal or signal.SIGINT)]
+    fail(text, code)
+
+
+def _usage(exc: Any) -> NoReturn:
+    ctx = getattr(exc, "ctx", None)
+    text = exc.format_message()
+    if ctx is not None and text == ctx.get_help():  # no arguments: the help
+        sys.stderr.write(text + "\n")
+        raise SystemExit(2) from None
+    fail(usage_message(exc), exc.exit_code)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -114,30 +137,25 @@ def main(argv: list[str] | None = None) -> None:
     except RiidoError as exc:
         if run.debug:
             raise
-        _fail(str(exc), exc.exit_code)
+        fail(message(exc), exit_code(exc))
     except KeyboardInterrupt:
         _stopped(run)
     except BrokenPipeError:
         raise SystemExit(1) from None
     except typer.Abort:
-        _fail("aborted", 1)
+        fail("aborted", 1)
     except typer.TyperException as exc:  # click's usage and parameter errors
-        ctx = getattr(exc, "ctx", None)
-        message = exc.format_message()
-        if ctx is not None and message == ctx.get_help():  # no arguments: the help
-            sys.stderr.write(message + "\n")
-            raise SystemExit(2) from None
-        hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
-        _fail(f"{message}{hint}", exc.exit_code)
+        _usage(exc)
     except Exception as exc:
         if run.debug:
             raise
         import psycopg
 
-        if isinstance(exc, psycopg.Error):
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            _fail(f"database error: {first} (rerun with --debug for details)", 1)
-        _fail(f"unexpected {type(exc).__name__}: {exc} (rerun with --debug for a traceback)", 1)
+        if isinstance(exc, psycopg.Error):  # outside the library's boundary: a bug
+            from riido_pg.server.errors import translate
+
+            fail(message(translate(exc)), 1)
+        fail(f"unexpected {type(exc).__name__}: {exc} (rerun with --debug for a traceback)", 1)
     # typer returns the code of a typer.Exit; 130 is its word for KeyboardInterrupt
     if code == 130:
         _stopped(run)

@@ -2,20 +2,16 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import asdict
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from riido_pg.cli.context import (
-    DebugOption,
-    DsnOption,
-    Format,
-    ListFormatOption,
-    connect,
-    emit_json,
-    settings,
-)
+from riido_pg.cli.options import Format, ListFormatOpt
+from riido_pg.cli.output import emit_json
+from riido_pg.cli.settings import connect
 
 __all__ = ["app"]
 
@@ -34,29 +30,57 @@ def shards_add(
     shard_dsn: Annotated[
         str, typer.Argument(metavar="SHARD_DSN", help="The shard database's PostgreSQL URL.")
     ],
-    dsn: DsnOption = None,
-    debug: DebugOption = False,
+    password_file: Annotated[
+        Path | None,
+        typer.Option(
+            "--password-file",
+            metavar="FILE",
+            help="Read the shard's password from the first line of FILE ('-': stdin) "
+            "instead of the DSN, which others can see in the process list.",
+            show_default=False,
+            dir_okay=False,
+            allow_dash=True,
+        ),
+    ] = None,
 ) -> None:
     """Register a shard (a postgres_fdw server and user mapping; its schema is migrated)."""
     from riido_pg.shards import add_shard
 
-    settings(ctx, dsn, debug)
+    password = _read_password(password_file) if password_file is not None else None
     with connect(ctx) as conn:
-        add_shard(conn, name, shard_dsn)
+        add_shard(conn, name, shard_dsn, password=password)
     typer.echo(f"added shard {name!r}")
+
+
+def _read_password(path: Path) -> str:
+    """The first line of ``path`` ('-': stdin), without its line ending."""
+    from riido_pg.errors import ConflictingOptions, InvalidInput
+
+    if str(path) == "-":
+        if sys.stdin.isatty():
+            raise ConflictingOptions("--password-file - reads the password on stdin; pipe it in")
+        text = sys.stdin.readline()
+    else:
+        try:
+            with path.open(encoding="utf-8") as fh:
+                text = fh.readline()
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            raise InvalidInput(f"cannot read the password file {path}: {reason}") from exc
+    password = text.rstrip("\r\n")
+    if not password:
+        raise InvalidInput(f"the password file {path} is empty (its first line is the password)")
+    return password
 
 
 @app.command("list")
 def shards_list(
     ctx: typer.Context,
-    fmt: ListFormatOption = Format.table,
-    dsn: DsnOption = None,
-    debug: DebugOption = False,
+    fmt: ListFormatOpt = Format.table,
 ) -> None:
     """List shards: host, database, snapshots, documents, bytes (never credentials)."""
     from riido_pg.shards import list_shards
 
-    settings(ctx, dsn, debug)
     with connect(ctx) as conn:
         shards = list_shards(conn)
     if fmt is Format.json:
@@ -68,13 +92,10 @@ def shards_list(
 
 
 @app.command("remove")
-def shards_remove(
-    ctx: typer.Context, name: NameArg, dsn: DsnOption = None, debug: DebugOption = False
-) -> None:
+def shards_remove(ctx: typer.Context, name: NameArg) -> None:
     """Unregister a shard that holds no snapshot."""
     from riido_pg.shards import remove_shard
 
-    settings(ctx, dsn, debug)
     with connect(ctx) as conn:
         remove_shard(conn, name)
     typer.echo(f"removed shard {name!r}")

@@ -1,7 +1,10 @@
 """Human tables on stdout (``--format table``, ``snapshots list``, ``eval``).
 
-Ids are never cut: the id column is as wide as its longest id and never wraps; other
-columns give way. When stdout is not a terminal the table is as wide as it needs.
+Numbers never disappear: number columns are as wide as their widest value and never
+wrap; on a narrow terminal an id wraps (a long one folds) instead. When stdout is not
+a terminal the table is as wide as it needs, so ids are whole. Names come from
+untrusted trees: control characters in them are shown as escapes
+(:func:`riido_pg.quoting.visible`), and rich markup in them is printed as it is.
 """
 
 from __future__ import annotations
@@ -11,10 +14,10 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from riido_pg.quoting import visible
 from riido_pg.words import count
 
 if TYPE_CHECKING:
@@ -24,38 +27,63 @@ if TYPE_CHECKING:
 
 __all__ = ["print_evaluation", "print_ranking", "print_shards", "print_snapshots"]
 
+#: Keys of a candidate that are not scores.
+_NOT_SCORES = ("id", "rank")
+
 
 def _console(table: Table) -> Console:
-    """A console on stdout: the terminal's width, or on a pipe the table's own width."""
+    """A console on stdout: the terminal's width (or, on a terminal narrower than the
+    table can be, the table's narrowest: the terminal wraps its lines, nothing is
+    cut), or on a pipe the table's own width."""
     if sys.stdout.isatty():
-        return Console(soft_wrap=True)
+        terminal = Console()
+        # rich narrows only columns without a fixed width (names); each column takes
+        # its width (a name at least 4), a space either side and a border
+        narrowest = sum((c.width or 4) + 3 for c in table.columns) + 1
+        return terminal if terminal.width >= narrowest else Console(width=narrowest)
+    for column in table.columns:  # as wide as each needs, headers whole
+        column.width = None
     probe = Console(width=10_000, file=sys.stdout)
-    width = probe.measure(table).maximum
-    return Console(soft_wrap=True, width=max(width, 20))
+    return Console(width=max(probe.measure(table).maximum, 20))
 
 
-def _id_column(table: Table, name: str, ids: Sequence[str]) -> None:
-    table.add_column(name, no_wrap=True, min_width=max((len(i) for i in ids), default=2))
+def _text(value: str) -> Text:
+    """A cell of untrusted text: control characters escaped, no markup."""
+    return Text(visible(value))
+
+
+def _id_column(table: Table, name: str) -> None:
+    """The column of names: it wraps, and folds a name longer than its width."""
+    table.add_column(name, overflow="fold")
+
+
+def _number_column(table: Table, name: str, cells: Sequence[str]) -> None:
+    """A column of numbers: as wide as the widest number, so none is wrapped or cut
+    (a long header folds instead)."""
+    width = max([4, *(len(c) for c in cells)])
+    table.add_column(name, justify="right", overflow="fold", width=width)
 
 
 def print_ranking(ranking: Ranking, *, more_hint: bool) -> None:
-    table = Table(title=escape(f"{ranking.snapshot_id} · {ranking.policy} · {ranking.status}"))
-    table.add_column("rank", justify="right")
-    _id_column(table, "id", [c.id for c in ranking.candidates])
-    table.add_column("bm25_score", justify="right")
-    with_ident = any(c.identifier_bm25_score is not None for c in ranking.candidates)
-    if with_ident:
-        table.add_column("identifier_bm25_score", justify="right")
-    for c in ranking.candidates:
-        row: list[str | Text] = [str(c.rank), Text(c.id), f"{c.bm25_score:.6f}"]
-        if with_ident:
-            row.append(f"{c.identifier_bm25_score or 0.0:.6f}")
-        table.add_row(*row)
+    """The ranking: rank, id, and every score the candidates carry (``bm25_score``, and
+    whichever other score the policy adds and ranks by)."""
+    rows = [c.to_dict() for c in ranking.candidates]
+    scores = [k for k in dict.fromkeys(k for r in rows for k in r) if k not in _NOT_SCORES]
+    title = f"{ranking.snapshot_id} · {ranking.policy} · {ranking.status}"
+    table = Table(title=_text(title))
+    ranks = [str(r["rank"]) for r in rows]
+    cells = {k: [f"{r[k]:.6f}" if k in r else "" for r in rows] for k in scores}
+    _number_column(table, "rank", ranks)
+    _id_column(table, "id")
+    for key in scores:
+        _number_column(table, key, cells[key])
+    for i, r in enumerate(rows):
+        table.add_row(ranks[i], _text(r["id"]), *(cells[k][i] for k in scores))
     more = ranking.total - len(ranking.candidates)
     if more > 0 and more_hint:
         table.caption = (
-            f"{count(more, 'more candidate')} not shown; --limit K shows the first K, "
-            "--format json every one"
+            f"{count(more, 'more candidate')} not shown; --limit N shows the first N, "
+            "--all every one"
         )
     _console(table).print(table)
 
@@ -63,37 +91,38 @@ def print_ranking(ranking: Ranking, *, more_hint: bool) -> None:
 def print_snapshots(snaps: Sequence[PlacedSnapshot]) -> None:
     """The snapshots table; a shard column when any snapshot is on a shard."""
     table = Table()
-    _id_column(table, "id", [p.snapshot.snapshot_id for p in snaps])
+    _id_column(table, "id")
+    _number_column(table, "documents", [str(p.snapshot.documents) for p in snaps])
     sharded = any(p.shard is not None for p in snaps)
-    for name in ("documents", "text config", "state", "created", *(("shard",) if sharded else ())):
-        table.add_column(name, justify="right" if name == "documents" else "left")
+    for name in ("text config", "state", "created", *(("shard",) if sharded else ())):
+        table.add_column(name, no_wrap=name == "created")
     for p in snaps:
         s = p.snapshot
         table.add_row(
-            Text(s.snapshot_id),
+            _text(s.snapshot_id),
             str(s.documents),
-            s.text_config,
-            s.state,
+            _text(s.text_config),
+            _text(s.state),
             s.created_at.isoformat(timespec="seconds"),
-            *((p.shard or "(coordinator)",) if sharded else ()),
+            *((_text(p.shard or "(coordinator)"),) if sharded else ()),
         )
     _console(table).print(table)
 
 
 def print_shards(shards: Sequence[ShardInfo]) -> None:
     table = Table()
-    _id_column(table, "shard", [s.name for s in shards])
-    for name in ("host", "port", "database", "snapshots", "documents", "bytes"):
-        table.add_column(
-            name, justify="right" if name in ("snapshots", "documents", "bytes") else "left"
-        )
+    _id_column(table, "shard")
+    for name in ("host", "port", "database"):
+        table.add_column(name)
+    for name in ("snapshots", "documents", "bytes"):
+        table.add_column(name, justify="right", no_wrap=True)
     for s in shards:
         counts = (s.snapshots, s.documents, s.bytes)
         table.add_row(
-            Text(s.name),
-            s.host,
-            s.port,
-            s.dbname,
+            _text(s.name),
+            _text(s.host),
+            _text(s.port),
+            _text(s.dbname),
             *(("unreachable", "-", "-") if s.snapshots is None else (str(c) for c in counts)),
         )
     _console(table).print(table)
@@ -130,7 +159,7 @@ def print_evaluation(result: Evaluation) -> None:
     )
     if notes:
         caption += "; " + "; ".join(notes)
-    table = Table(title=title, caption=caption)
+    table = Table(title=_text(title), caption=caption)
     table.add_column("policy", no_wrap=True)
     for name in ("recall@1", "recall@10", "mrr", "mean rank", "improved", "worsened", "unchanged"):
         table.add_column(name, justify="right")
@@ -147,7 +176,7 @@ def print_evaluation(result: Evaluation) -> None:
             ),
         )
     # Wide enough for the policy names when stdout is a file or a pipe.
-    console = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 120)
+    console = Console(width=None if sys.stdout.isatty() else 120)
     console.print(table)
     costs = data.get("cost")
     if costs:
@@ -187,7 +216,7 @@ def print_evaluation(result: Evaluation) -> None:
         for repo in sorted(per_repo):
             for i, p in enumerate(result.policies):
                 repo_table.add_row(
-                    repo if i == 0 else "",
+                    _text(repo) if i == 0 else "",
                     str(counts_by_repo[repo]) if i == 0 else "",
                     p,
                     *_measures(per_repo[repo][p]),

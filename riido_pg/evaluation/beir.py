@@ -1,4 +1,4 @@
-"""Reading and validating a BEIR directory (README "Evaluation input").
+"""Reading and validating a BEIR directory (README "Evaluation").
 
 A BEIR directory holds
 

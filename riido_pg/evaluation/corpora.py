@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from riido_pg.errors import InvalidInput, SnapshotExists, SnapshotNotFound
+from riido_pg.errors import Hint, InvalidInput, SnapshotExists, SnapshotNotFound
 from riido_pg.evaluation.beir import BeirCorpus, parse_beir, read_files
+from riido_pg.quoting import shell_command
 from riido_pg.resources import sql_text
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import translated
@@ -36,6 +37,10 @@ __all__ = [
     "snapshot_id_for",
     "store_corpus",
 ]
+
+
+def _drop(snapshot_id: str) -> str:
+    return shell_command("riido-pg", "snapshots", "drop", snapshot_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,8 +109,11 @@ def store_corpus(
             write_snapshot(conn, snapshot_id, corpus.documents, text_config=cfg, progress=progress)
         except SnapshotExists as exc:
             raise SnapshotExists(
-                f"snapshot {snapshot_id!r} exists with other documents; drop it with "
-                f"`riido-pg snapshots drop {snapshot_id}` and run eval again"
+                f"snapshot {snapshot_id!r} exists with other documents",
+                Hint(
+                    f"drop it with `{_drop(snapshot_id)}` and run eval again",
+                    "drop it with drop_snapshot() and store the corpus again",
+                ),
             ) from exc
         _write_questions(conn, snapshot_id, corpus)
     return StoredCorpus(snapshot_id, files.sha256, "stored")
@@ -134,8 +142,12 @@ def corpus_info(conn: Conn, snapshot_id: str) -> CorpusInfo:
         snap = get_snapshot(conn, snapshot_id)
     except SnapshotNotFound as exc:
         raise SnapshotNotFound(
-            f"no snapshot {snapshot_id!r}; `riido-pg eval BEIR_DIR` stores a corpus "
-            "(`riido-pg snapshots list` shows the stored ones)"
+            f"no snapshot {snapshot_id!r}",
+            Hint(
+                "`riido-pg eval BEIR_DIR` stores a corpus (`riido-pg snapshots list` shows "
+                "the stored ones)",
+                "store_corpus() stores a corpus (list_snapshots() shows the stored ones)",
+            ),
         ) from exc
     row = conn.execute(
         "SELECT e.corpus_sha256, s.document_count, s.text_config, s.k1, s.b, "
@@ -148,13 +160,19 @@ def corpus_info(conn: Conn, snapshot_id: str) -> CorpusInfo:
     assert row is not None
     if row[0] is None:
         raise InvalidInput(
-            f"snapshot {snapshot_id!r} has no stored questions; evaluate a BEIR directory "
-            "with `riido-pg eval BEIR_DIR`, which stores them"
+            f"snapshot {snapshot_id!r} has no stored questions",
+            Hint(
+                "evaluate a BEIR directory with `riido-pg eval BEIR_DIR`, which stores them",
+                "store a BEIR directory with store_corpus(), which stores them",
+            ),
         )
     if not row[5]:
         raise InvalidInput(
-            f"snapshot {snapshot_id!r} was replaced after its questions were stored; drop it "
-            f"with `riido-pg snapshots drop {snapshot_id}` and evaluate the BEIR directory again"
+            f"snapshot {snapshot_id!r} was replaced after its questions were stored",
+            Hint(
+                f"drop it with `{_drop(snapshot_id)}` and evaluate the BEIR directory again",
+                "drop it with drop_snapshot() and store the BEIR directory again",
+            ),
         )
     return CorpusInfo(
         snap,

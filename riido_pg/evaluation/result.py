@@ -1,4 +1,4 @@
-"""The result of an evaluation as plain data, and its JSON (README "Evaluation output").
+"""The result of an evaluation as plain data, and its JSON (README "Evaluation").
 
 Per question: the rank of its first target under each policy. Aggregates (the
 measures of :mod:`riido_pg.evaluation.metrics`), per-question comparisons with the

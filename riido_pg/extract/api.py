@@ -1,6 +1,8 @@
 """``iter_functions``: a source directory in, one document per function out.
 
-Only the given directory is read. Each file is decided in this order: its
+Only the given directory is read; with ``rev``, the tree of that git revision of the
+repository at the directory instead (:mod:`riido_pg.extract.gittree`), by the same
+rules. Each file is decided in this order: its
 path must be valid UTF-8 (else undecodable), its extension must belong to a
 selected language (else unsupported, not opened), then it is read (see
 ``reading``: unreadable, too large, binary, undecodable) and parsed. Nothing
@@ -16,25 +18,26 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
 from pathspec import GitIgnoreSpec
 
+from riido_pg.documents import MAX_ID_BYTES
 from riido_pg.errors import InvalidInput
 from riido_pg.extract.ignore import compile_excludes
 from riido_pg.extract.languages import language_of, select_languages
 from riido_pg.extract.model import Function
-from riido_pg.extract.reading import Skipped, read_source
+from riido_pg.extract.paths import is_test_path
+from riido_pg.extract.reading import Skipped
 from riido_pg.extract.stats import ExtractStats
-from riido_pg.extract.walk import walk
+from riido_pg.extract.walk import DiskTree, Entry, Tree, walk
 
-__all__ = ["DEFAULT_MAX_FILE_BYTES", "MAX_ID_BYTES", "iter_functions"]
+__all__ = ["DEFAULT_MAX_FILE_BYTES", "MAX_ID_BYTES", "file_functions", "iter_functions"]
 
 #: Default ``max_file_bytes``: 1 MB, the loader's per-document limit, so any
 #: function's text fits in a document.
 DEFAULT_MAX_FILE_BYTES = 1_000_000
-#: The loader's id limit, in UTF-8 bytes; functions with longer ids are dropped.
-MAX_ID_BYTES = 1_024
 
 
 def _check_root(root: Path) -> str:
@@ -57,25 +60,38 @@ def _count_skip(stats: ExtractStats, rel: str, skipped: Skipped) -> None:
     stats.problem(rel, skipped.reason)
 
 
+def _long_id(stats: ExtractStats, rel: str) -> None:
+    stats.skipped_long_ids += 1
+    stats.problem(rel, f"id longer than {MAX_ID_BYTES} bytes")
+
+
 def iter_functions(
     root: Path,
     *,
     langs: Iterable[str] | None = None,
     excludes: Sequence[str] = (),
     include_vendored: bool = False,
+    no_tests: bool = False,
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES,
     stats: ExtractStats | None = None,
     on_file: Callable[[str], None] | None = None,
+    rev: str | None = None,
 ) -> Iterator[Function]:
     """The functions under ``root``, one document each, in a fixed order.
+
+    With ``rev``, ``root`` is a git repository (its work tree's top, a directory in
+    it for that subtree, or a bare repository) and the tree of revision ``rev`` is
+    read from the repository instead of the directory
+    (:func:`riido_pg.extract.gittree.open_revision`).
 
     ``langs`` restricts to some of ``LANGUAGES`` (default: all); ``excludes``
     are gitignore-style patterns relative to ``root`` (a lone string is one
     language or one pattern, not a sequence of characters); ``include_vendored``
-    also reads vendored and generated code; files over ``max_file_bytes`` are
-    skipped. ``stats`` (if given) is filled in as the iterator advances and is
-    complete once it is exhausted. ``on_file`` is called with each considered
-    file's relative path just before that file is handled.
+    also reads vendored and generated code; ``no_tests`` leaves out test directories
+    and files (:func:`riido_pg.extract.paths.is_test_path`); files over
+    ``max_file_bytes`` are skipped. ``stats`` (if given) is filled in as the
+    iterator advances and is complete once it is exhausted. ``on_file`` is called
+    with each considered file's relative path just before that file is handled.
 
     Arguments are checked when this is called, not at the first ``next()``.
     """
@@ -89,48 +105,100 @@ def iter_functions(
     exclude_spec = compile_excludes(list(excludes))
     top = _check_root(Path(root))
     counts = stats if stats is not None else ExtractStats()
-    return _generate(top, selected, exclude_spec, include_vendored, max_file_bytes, counts, on_file)
+    tree: AbstractContextManager[Tree]
+    if rev is None:
+        tree = nullcontext(DiskTree(top))
+    else:
+        from riido_pg.extract.gittree import open_revision
+
+        tree = open_revision(Path(root), rev)
+    options = (selected, exclude_spec, include_vendored, no_tests, max_file_bytes)
+    return _generate(tree, *options, counts, on_file)
+
+
+def _language(rel: str, selected: frozenset[str]) -> str | Skipped | None:
+    """The selected language a file is read as, None (unsupported), or Skipped (its
+    name is not UTF-8)."""
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return Skipped("undecodable", "file name is not valid utf-8")
+    language_name = language_of(rel.rsplit("/", 1)[-1])
+    return language_name if language_name in selected else None
+
+
+def file_functions(
+    tree: Tree,
+    entry: Entry,
+    selected: frozenset[str],
+    max_file_bytes: int,
+    stats: ExtractStats,
+) -> list[Function]:
+    """The functions of one file the walk listed, counted in ``stats`` as the walk
+    counts them (its name, language, reading, nesting and ids: the module docstring's
+    order), except ``files_seen``, which the caller counts."""
+    # Imported here: the parsers load only once functions are really wanted.
+    from riido_pg.extract.functions import MAX_NESTING, extract_functions
+    from riido_pg.extract.grammars import grammar_key
+
+    language_name = _language(entry.rel, selected)
+    if isinstance(language_name, Skipped):
+        shown = entry.rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+        _count_skip(stats, shown, language_name)
+        return []
+    if language_name is None:
+        stats.skipped_unsupported += 1
+        return []
+    name = entry.rel.rsplit("/", 1)[-1]
+    source = tree.read(entry.path, max_file_bytes)
+    if isinstance(source, Skipped):
+        _count_skip(stats, entry.rel, source)
+        return []
+    stats.files_extracted += 1
+    key = grammar_key(language_name, name)
+    found = extract_functions(key, language_name, entry.rel, source)
+    for _ in range(found.long_ids):
+        _long_id(stats, entry.rel)
+    if found.too_deep:
+        stats.skipped_too_deep += found.too_deep
+        stats.problem(
+            entry.rel,
+            f"{found.too_deep} functions nested more than {MAX_NESTING} levels deep",
+        )
+    in_tests = is_test_path(entry.rel)
+    functions: list[Function] = []
+    for function in found.functions:
+        if len(function.id.encode("utf-8")) > MAX_ID_BYTES:
+            _long_id(stats, entry.rel)
+            continue
+        stats.functions += 1
+        stats.test_functions += in_tests
+        functions.append(function)
+    return functions
 
 
 def _generate(
-    top: str,
+    tree_context: AbstractContextManager[Tree],
     selected: frozenset[str],
     exclude_spec: GitIgnoreSpec | None,
     include_vendored: bool,
+    no_tests: bool,
     max_file_bytes: int,
     stats: ExtractStats,
     on_file: Callable[[str], None] | None,
 ) -> Iterator[Function]:
-    # Imported here: the parsers load only once functions are really wanted.
-    from riido_pg.extract.functions import extract_functions
-    from riido_pg.extract.grammars import grammar_key
-
-    entries = walk(top, excludes=exclude_spec, include_vendored=include_vendored, stats=stats)
-    for entry in entries:
-        stats.files_seen += 1
-        if on_file is not None:
-            on_file(entry.rel)
-        try:
-            entry.rel.encode("utf-8")
-        except UnicodeEncodeError:
-            shown = entry.rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
-            _count_skip(stats, shown, Skipped("undecodable", "file name is not valid utf-8"))
-            continue
-        name = entry.rel.rsplit("/", 1)[-1]
-        language_name = language_of(name)
-        if language_name is None or language_name not in selected:
-            stats.skipped_unsupported += 1
-            continue
-        source = read_source(entry.path, max_file_bytes)
-        if isinstance(source, Skipped):
-            _count_skip(stats, entry.rel, source)
-            continue
-        stats.files_extracted += 1
-        key = grammar_key(language_name, name)
-        for function in extract_functions(key, language_name, entry.rel, source):
-            if len(function.id.encode("utf-8")) > MAX_ID_BYTES:
-                stats.skipped_long_ids += 1
-                stats.problem(entry.rel, f"id longer than {MAX_ID_BYTES} bytes")
-                continue
-            stats.functions += 1
-            yield function
+    with tree_context as tree:
+        entries = walk(
+            tree,
+            excludes=exclude_spec,
+            include_vendored=include_vendored,
+            stats=stats,
+            no_tests=no_tests,
+            languages=selected,
+        )
+        tree.plan([e.path for e in entries if _language(e.rel, selected) is not None])
+        for entry in entries:
+            stats.files_seen += 1
+            if on_file is not None:
+                on_file(entry.rel)
+            yield from file_functions(tree, entry, selected, max_file_bytes, stats)

@@ -42,13 +42,16 @@ def tree_documents(
     langs: Sequence[str] | None = None,
     excludes: Sequence[str] = (),
     include_vendored: bool = False,
+    no_tests: bool = False,
     stats: ExtractStats | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    rev: str | None = None,
 ) -> DocumentStream:
     """The functions under ``root`` as checked documents, extracted as they are
     consumed (a load streams them). ``progress`` gets ("files", files seen, 0) and
     ("functions", functions, 0) as the walk advances; the stream raises InvalidInput
-    at its end when the tree held no function in a supported language."""
+    at its end when the tree held no function in a supported language. ``rev``: the
+    tree of that git revision (``iter_functions``)."""
     counts = stats if stats is not None else ExtractStats()
 
     def on_file(_rel: str) -> None:
@@ -62,11 +65,14 @@ def tree_documents(
             langs=langs,
             excludes=excludes,
             include_vendored=include_vendored,
+            no_tests=no_tests,
             stats=counts,
             on_file=on_file,
+            rev=rev,
         ):
             if unindexable(function.text):
                 counts.skipped_unindexable += 1
+                counts.unindexable_ids.append(function.id)
                 counts.problem(
                     function.metadata["path"], f"{function.id}: a word too long to index"
                 )
@@ -79,10 +85,11 @@ def tree_documents(
             progress("files", counts.files_seen, counts.files_seen)
             progress("functions", n, n)
         if not n:
-            raise InvalidInput(f"{root}: no functions in a supported language: {counts.describe()}")
+            raise InvalidInput(counts.no_functions(root))
 
     def unindexed(doc_id: str, reason: str) -> None:
         counts.skipped_unindexable += 1
+        counts.unindexable_ids.append(doc_id)
         counts.problem(
             doc_id.rsplit(":", 2)[0], f"{doc_id}: {reason}, which PostgreSQL cannot index"
         )

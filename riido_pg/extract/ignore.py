@@ -7,7 +7,8 @@ below, with patterns relative to it; ``.ignore`` lines come after
 files win over a shallower one's; within one file the last matching pattern
 wins, and ``!pattern`` re-includes. When the root is a repository's top
 directory, its ``.git/info/exclude`` applies too, below every ignore file (as
-in git). As in git, nothing under an ignored directory can be re-included,
+in git; when ``.git`` is a file, as in a linked work tree, the ``info/exclude`` of
+the repository it names). As in git, nothing under an ignored directory can be re-included,
 because the directory is never entered. Ignore files outside the root (a
 parent repository's, the global excludes file) are not read.
 
@@ -18,7 +19,8 @@ Vendored or generated code is skipped unless asked for: directories named
 ``node_modules``, ``vendor``, ``third_party``, ``dist``, ``build``,
 ``.venv``, ``venv`` or ``__pycache__`` at any depth, and minified scripts
 (``*.min.js``, ``*.min.mjs``, ``*.min.cjs``). Version control directories
-(``.git``, ``.hg``, ``.svn``) are always skipped and not counted.
+(``.git``, ``.hg``, ``.svn``) and ``.git`` files are always skipped and not
+counted.
 """
 
 from __future__ import annotations

@@ -20,7 +20,7 @@ import stat
 from dataclasses import dataclass
 from typing import Literal
 
-__all__ = ["Skipped", "read_source"]
+__all__ = ["Skipped", "check_content", "read_source", "too_large"]
 
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 _CHUNK = 1 << 20
@@ -44,7 +44,8 @@ def _oserror(exc: OSError) -> Skipped:
     return Skipped("unreadable", (exc.strerror or type(exc).__name__).lower())
 
 
-def _too_large(size: int, limit: int) -> Skipped:
+def too_large(size: int, limit: int) -> Skipped:
+    """A file of ``size`` bytes, over ``limit``."""
     return Skipped("too_large", f"{size} bytes; the limit is {limit}")
 
 
@@ -59,7 +60,7 @@ def read_source(path: str, max_bytes: int) -> bytes | Skipped:
         if not stat.S_ISREG(info.st_mode):
             return Skipped("unreadable", "not a regular file")
         if info.st_size > max_bytes:
-            return _too_large(info.st_size, max_bytes)
+            return too_large(info.st_size, max_bytes)
         chunks: list[bytes] = []
         total = 0
         while total <= max_bytes:
@@ -74,7 +75,12 @@ def read_source(path: str, max_bytes: int) -> bytes | Skipped:
         return _oserror(exc)
     finally:
         os.close(fd)
-    data = b"".join(chunks)
+    return check_content(b"".join(chunks))
+
+
+def check_content(data: bytes) -> bytes | Skipped:
+    """A file's bytes with the BOM dropped, or why they are skipped (binary, not
+    UTF-8); the same rules whether they came from disk or from a git blob."""
     if b"\0" in data:
         return Skipped("binary", "contains a nul byte")
     try:

@@ -7,16 +7,47 @@ Every file the walk reaches after the ignore rules is counted once in
     files_seen == files_extracted + skipped_unsupported + skipped_binary
                   + skipped_too_large + skipped_unreadable + skipped_undecodable
 
-Entries pruned before that (ignored, excluded, vendored, symlinks, unreadable
-directories) are counted separately and are not part of ``files_seen``; a
-pruned directory counts once and its contents are never read.
+Entries pruned before that (ignored, excluded, vendored, symlinks, tests left
+out, unreadable directories, a git revision's submodules) are counted separately and are not part of
+``files_seen``; a pruned directory counts once and its contents are never read.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-__all__ = ["ExtractStats"]
+__all__ = ["ExtractStats", "LeftOut"]
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
+@dataclass
+class LeftOut:
+    """Entries left out for one reason the caller chose (excludes, tests)."""
+
+    #: Files and directories (a directory counts once; its contents are not read).
+    entries: int = 0
+    #: Of them, directories.
+    dirs: int = 0
+    #: Of them, files in a selected language.
+    code: int = 0
+
+    def add(self, is_dir: bool, code: bool) -> None:
+        """Count one entry."""
+        self.entries += 1
+        self.dirs += is_dir
+        self.code += code
+
+    def describe(self) -> str:
+        """``3 files in a supported language and 1 directory``."""
+        parts = []
+        if self.code or not self.dirs:
+            parts.append(f"{_count(self.code, 'file', 'files')} in a supported language")
+        if self.dirs:
+            parts.append(_count(self.dirs, "directory", "directories"))
+        return " and ".join(parts)
 
 
 @dataclass
@@ -39,21 +70,35 @@ class ExtractStats:
     skipped_unreadable: int = 0
     #: Files whose content or name is not valid UTF-8.
     skipped_undecodable: int = 0
-    #: Files and directories matched by ``.gitignore``/``.ignore`` or ``excludes``.
+    #: Files and directories matched by ``.gitignore``/``.ignore`` (or git's exclude).
     skipped_ignored: int = 0
+    #: Files and directories matched by the caller's ``excludes``.
+    excluded: LeftOut = field(default_factory=LeftOut)
+    #: Test files and directories left out (``no_tests``; ``riido_pg.extract.paths``).
+    tests: LeftOut = field(default_factory=LeftOut)
+    #: Of ``functions``, those in a test path.
+    test_functions: int = 0
     #: Vendored or generated directories and minified files.
     skipped_vendored: int = 0
     #: Symbolic links (never followed).
     skipped_symlinks: int = 0
     #: Directories that could not be listed.
     dirs_unreadable: int = 0
+    #: Submodules of a git revision (gitlinks), which are not read.
+    skipped_submodules: int = 0
     #: Functions dropped because their id would exceed the loader's id limit.
     skipped_long_ids: int = 0
+    #: Functions left out because they are nested more than 200 functions and named
+    #: blocks deep (see ``riido_pg.extract.functions``).
+    skipped_too_deep: int = 0
     #: Functions left out of a load because PostgreSQL could not index them (a word
     #: over 2,047 bytes, as in generated or minified code); ``load DIR`` only.
     skipped_unindexable: int = 0
+    #: Their ids, in the order they were left out.
+    unindexable_ids: list[str] = field(default_factory=list)
     #: (relative path, reason) for each binary, too large, unreadable or
-    #: undecodable file, unreadable directory, bad ignore pattern and long id.
+    #: undecodable file, unreadable directory, bad ignore pattern and long id, and
+    #: each file with functions nested too deeply.
     problems: list[tuple[str, str]] = field(default_factory=list)
 
     def problem(self, path: str, reason: str) -> None:
@@ -69,10 +114,17 @@ class ExtractStats:
             (self.skipped_unreadable, "unreadable"),
             (self.skipped_undecodable, "not utf-8"),
             (self.skipped_ignored, "ignored"),
+            (self.excluded.entries, "excluded"),
+            (self.tests.entries, "test paths left out"),
             (self.skipped_vendored, "vendored"),
             (self.skipped_symlinks, "symlinks"),
             (self.dirs_unreadable, "unreadable directories"),
+            (
+                self.skipped_submodules,
+                "submodule not read" if self.skipped_submodules == 1 else "submodules not read",
+            ),
             (self.skipped_long_ids, "ids too long"),
+            (self.skipped_too_deep, "functions nested too deeply"),
             (self.skipped_unindexable, "functions with words too long to index"),
         ]
         skipped = ", ".join(f"{count} {label}" for count, label in parts if count)
@@ -80,3 +132,19 @@ class ExtractStats:
         files = "file" if self.files_seen == 1 else "files"
         line = f"{self.functions} {noun} in {self.files_seen} {files}"
         return f"{line} ({skipped})" if skipped else line
+
+    def no_functions(self, root: object) -> str:
+        """Why ``root`` gave no function, in one line: what the caller left out when
+        that was every file in a supported language, else what was found."""
+        found = self.describe()
+        if self.files_extracted:
+            files = "file" if self.files_extracted == 1 else "files"
+            return f"{root}: no functions in the {self.files_extracted} {files} read: {found}"
+        reasons = []
+        if self.excluded.code or self.excluded.dirs:
+            reasons.append(f"the exclude patterns matched {self.excluded.describe()}")
+        if self.tests.code or self.tests.dirs:
+            reasons.append(f"left out as tests: {self.tests.describe()}")
+        if reasons:
+            return f"{root}: no functions: {'; '.join(reasons)}: {found}"
+        return f"{root}: no functions in a supported language: {found}"

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from riido_pg.errors import ConflictingOptions
+from riido_pg.errors import ConflictingOptions, Hint
 from riido_pg.ranking.combiners import (
     HINTS,
     IDENT,
@@ -246,11 +246,16 @@ def check_weight(policy: Policy, value: float | None) -> float | None:
 def check_hints(policy: Policy, hints: Sequence[str] | None, model: str | None = None) -> None:
     """Hints, and a model, are given exactly when the policy draws on them."""
     if policy.needs_hints and hints is None:
-        raise ConflictingOptions(f"policy {policy.name} needs a list of hint ids (hints)")
+        raise ConflictingOptions(
+            f"policy {policy.name} needs a list of hint ids",
+            Hint("pass --hints-file FILE", "pass hints=[...]"),
+        )
     if hints is not None and not policy.needs_hints:
         raise ConflictingOptions(f"hints cannot be used with policy {policy.name}")
     if policy.needs_model and model is None:
-        raise ConflictingOptions(f"policy {policy.name} needs a model (--model NAME)")
+        raise ConflictingOptions(
+            f"policy {policy.name} needs a model", Hint("pass --model NAME", "pass model=NAME")
+        )
     if model is not None and not policy.needs_model:
         raise ConflictingOptions(
             f"a model is the policy {MODEL_HINTS_BASELINE_FIRST}; it cannot be used with "
@@ -273,6 +278,6 @@ def select_policy(name: str | None, flags: Sequence[str] = ()) -> Policy:
         return chosen
     policy = get_policy(name or BM25)
     if policy.flag is not None and (policy.needs_hints or policy.needs_model):
-        what = "F" if policy.needs_hints else "NAME"
+        what = "FILE" if policy.needs_hints else "NAME"
         raise ConflictingOptions(f"--policy {policy.name} needs {policy.flag} {what}")
     return policy

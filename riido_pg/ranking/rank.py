@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from riido_pg.documents import HintsRequest, check_query
+from riido_pg.documents import RankRequest, check_query
 from riido_pg.errors import InvalidInput
 from riido_pg.ranking import bm25, lists
 from riido_pg.ranking.combiners import HINTS, IDENT, RAW, RankInput, Row
@@ -30,7 +30,7 @@ from riido_pg.ranking.policies import (
 )
 from riido_pg.ranking.terms import QueryTerms, terms_plan
 from riido_pg.server.connect import Conn
-from riido_pg.server.errors import translated
+from riido_pg.server.errors import read_transaction, translated
 from riido_pg.server.plans import Plan, Query, run
 from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG, Snapshot, snapshot_plan
 
@@ -221,18 +221,15 @@ def rank_snapshot(
         from riido_pg.ranking.model_hints import model_named
 
         model_named(model)  # an unknown or uninstalled model fails before any work
-    import psycopg
-
-    fresh = conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-    with conn.transaction():
-        run(conn, setup_plan(fresh))
+    with read_transaction(conn):
+        run(conn, setup_plan(False))
         return run(conn, snapshot_ranking_plan(snapshot_id, query, opts))
 
 
 @translated
 def rank_documents(
     conn: Conn,
-    request: HintsRequest,
+    request: RankRequest,
     *,
     policy: str = BM25,
     text_config: str = DEFAULT_TEXT_CONFIG,
@@ -252,7 +249,7 @@ def rank_documents(
 
 
 def documents_ranking_plan(
-    snap: Snapshot, request: HintsRequest, opts: RankOptions
+    snap: Snapshot, request: RankRequest, opts: RankOptions
 ) -> Plan[Ranking]:
     """Rank the request's query in the scratch snapshot of its documents (embedding
     them first under the policy's model, if it has one)."""

@@ -2,16 +2,19 @@
 
 ``--dsn``/``RIIDO_PG_DSN`` name a server; otherwise the embedded default is started
 and migrated automatically. A named server must already have the current schema.
+No message about a connection string shows its password (:func:`redact_dsn`).
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any, TypeAlias
 
 import psycopg
 
-from riido_pg.errors import DatabaseUnavailable, InvalidDsn, SchemaMissing
+from riido_pg import config
+from riido_pg.config import DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS
+from riido_pg.errors import DatabaseUnavailable, Hint, InvalidDsn, SchemaMissing
+from riido_pg.redact import redact_dsn
 from riido_pg.server.errors import first_line, translated
 
 __all__ = [
@@ -21,6 +24,8 @@ __all__ = [
     "Conn",
     "check_schema",
     "connect",
+    "dial",
+    "redact_dsn",
     "resolve_dsn",
 ]
 
@@ -29,17 +34,13 @@ Conn: TypeAlias = psycopg.Connection[Any]
 
 #: The schema revision this version of riido-pg needs (tests check it is alembic's head).
 SCHEMA_REVISION = "0009"
-#: Default statement timeout for queries (``RIIDO_PG_STATEMENT_TIMEOUT_MS`` overrides).
-DEFAULT_STATEMENT_TIMEOUT_MS = 60_000
-#: Default lock timeout, so no command waits long behind another's lock.
-DEFAULT_LOCK_TIMEOUT_MS = 5_000
 
 
 def resolve_dsn(dsn: str | None) -> tuple[str, bool]:
     """The DSN to use and whether it is the embedded default."""
     if dsn:
         return dsn, False
-    env = os.environ.get("RIIDO_PG_DSN")
+    env = config.dsn()
     if env:
         return env, False
     from riido_pg.server.embedded import embedded_dsn
@@ -47,42 +48,41 @@ def resolve_dsn(dsn: str | None) -> tuple[str, bool]:
     return embedded_dsn(), True
 
 
-def _timeout(name: str, default: int) -> int:
-    value = os.environ.get(name)
-    if value is None:
-        return default
+def dial(url: str, **kwargs: Any) -> Conn:
+    """``psycopg.connect(url, **kwargs)``, its failures as :class:`InvalidDsn` (the
+    string does not parse or has a malformed value) or :class:`DatabaseUnavailable`,
+    each with the password masked."""
     try:
-        return max(0, int(value))
-    except ValueError as exc:
-        raise DatabaseUnavailable(f"{name} must be a whole number of milliseconds") from exc
+        return psycopg.connect(url, **kwargs)
+    except psycopg.ProgrammingError as exc:  # the DSN does not parse
+        raise InvalidDsn(f"invalid DSN: {redact_dsn(first_line(exc), url)}") from exc
+    except psycopg.OperationalError as exc:
+        message = redact_dsn(first_line(exc), url)
+        # libpq refuses a malformed option value before any network work
+        if message.startswith("connection is bad: invalid"):
+            reason = message.removeprefix("connection is bad: ")
+            raise InvalidDsn(f"invalid DSN: {reason}") from exc
+        raise DatabaseUnavailable(f"cannot connect to PostgreSQL: {message}") from exc
 
 
 def connect(dsn: str | None = None, *, migrate: bool = True) -> Conn:
     """Open an autocommit connection to the chosen server and check its schema.
 
     The embedded server is migrated automatically when ``migrate`` is true; a named
-    server with a missing or old schema raises :class:`SchemaMissing`.
+    server with a missing or old schema raises :class:`SchemaMissing`. Every
+    environment variable it may use is validated first (:func:`riido_pg.config.check`).
     """
+    config.check(ignore=(config.DSN,) if dsn else ())
     url, embedded = resolve_dsn(dsn)
-    statement_ms = _timeout("RIIDO_PG_STATEMENT_TIMEOUT_MS", DEFAULT_STATEMENT_TIMEOUT_MS)
-    lock_ms = _timeout("RIIDO_PG_LOCK_TIMEOUT_MS", DEFAULT_LOCK_TIMEOUT_MS)
-    try:
-        conn = psycopg.connect(
-            url,
-            autocommit=True,
-            connect_timeout=10,
-            application_name="riido-pg",
-            options=f"-c statement_timeout={statement_ms} -c lock_timeout={lock_ms}",
-        )
-    except psycopg.ProgrammingError as exc:  # the DSN does not parse
-        raise InvalidDsn(f"invalid DSN: {first_line(exc)}") from exc
-    except psycopg.OperationalError as exc:
-        message = first_line(exc)
-        # libpq refuses a malformed option value before any network work
-        if message.startswith("connection is bad: invalid"):
-            reason = message.removeprefix("connection is bad: ")
-            raise InvalidDsn(f"invalid DSN: {reason}") from exc
-        raise DatabaseUnavailable(f"cannot connect to PostgreSQL: {message}") from exc
+    statement_ms = config.statement_timeout_ms()
+    lock_ms = config.lock_timeout_ms()
+    conn = dial(
+        url,
+        autocommit=True,
+        connect_timeout=10,
+        application_name="riido-pg",
+        options=f"-c statement_timeout={statement_ms} -c lock_timeout={lock_ms}",
+    )
     if migrate:
         try:
             check_schema(conn)
@@ -106,7 +106,19 @@ def check_schema(conn: Conn) -> None:
         version = conn.execute("SELECT version_num FROM riido.alembic_version").fetchone()
         found = str(version[0]) if version else None
     if found != SCHEMA_REVISION:
+        from riido_pg.server.migrate import revisions
+
+        if found is not None and found not in revisions():
+            raise SchemaMissing(
+                f"the database has schema revision {found}, which this riido-pg does not know "
+                f"(it needs {SCHEMA_REVISION}); use the riido-pg that migrated it"
+            )
         state = "has no riido schema" if found is None else f"has schema revision {found}"
         raise SchemaMissing(
-            f"the database {state}; riido-pg needs {SCHEMA_REVISION}: run `riido-pg db upgrade`"
+            f"the database {state}; riido-pg needs {SCHEMA_REVISION}",
+            Hint(
+                "run `riido-pg db upgrade`",
+                "create it with `riido-pg --dsn URL db upgrade`",
+                sep=": ",
+            ),
         )

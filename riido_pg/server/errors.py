@@ -1,46 +1,118 @@
-"""Database errors, translated once into the errors a user can act on.
+"""The library's public boundary: connections taken as given, errors translated once.
 
-Every public library function that talks to the server is wrapped with
-:func:`translated` (or runs inside :func:`database_errors`), so a Python caller and the
-CLI see the same :class:`~riido_pg.errors.RiidoError` subclasses:
+Every public function that takes a connection is decorated with :func:`translated`
+(the :class:`riido_pg.Database` façade's methods enter :func:`boundary` themselves).
+At that boundary, and nowhere else:
 
-=====================================  ==============================  ====
-psycopg error                          riido-pg error                  exit
-=====================================  ==============================  ====
-``QueryCanceled`` (statement timeout)  :class:`QueryTimeout`           1
-``LockNotAvailable`` (lock timeout)    :class:`QueryTimeout`           1
-``InsufficientPrivilege``              :class:`PermissionDenied`       1
-``UndefinedTable``/``InvalidSchemaName``
-on a ``riido`` object                  :class:`SchemaMissing`          1
-``ReadOnlySqlTransaction`` (standby)   :class:`ReadOnlyServer`         1
-``OperationalError`` (connection)      :class:`DatabaseUnavailable`    1
-=====================================  ==============================  ====
+1. **Conversion.** A SQLAlchemy ``Connection`` or ``Session`` (psycopg 3 dialect)
+   becomes its psycopg connection; a shard ``Router`` is checked through its
+   coordinator's connection.
+2. **Connection state** (README "Python API"):
 
-Other database errors are bugs, not user errors, and pass through unchanged.
+   ==========================================  ====================================
+   the caller's connection                     the call
+   ==========================================  ====================================
+   autocommit, idle                            runs as is (its own transactions)
+   not autocommit, idle                        runs in autocommit, which is then
+                                               turned off again: its work is
+                                               committed when it returns
+   inside a transaction, or a SQLAlchemy       runs inside that transaction, in a
+   connection or session                       savepoint: its work commits with
+                                               the caller's, and an error undoes
+                                               it and leaves the transaction usable
+   ... and the operation commits on its own    :class:`TransactionInProgress`,
+   (a parallel load, a move)                   before anything is done
+   in a failed transaction, or busy            :class:`TransactionFailed`
+   closed                                      :class:`DatabaseUnavailable`
+   ==========================================  ====================================
+
+3. **Translation.** Every database error (psycopg's, or SQLAlchemy's wrapping one,
+   under alembic) leaves as a :class:`~riido_pg.errors.RiidoError`:
+
+   =====================================  ==============================
+   psycopg error                          riido-pg error
+   =====================================  ==============================
+   ``QueryCanceled`` (statement timeout)  :class:`QueryTimeout`
+   ``LockNotAvailable`` (lock timeout)    :class:`QueryTimeout`
+   ``InsufficientPrivilege``              :class:`PermissionDenied`
+   ``UndefinedTable``/``InvalidSchemaName``
+   on a ``riido`` object                  :class:`SchemaMissing`
+   ``ReadOnlySqlTransaction`` (standby)   :class:`ReadOnlyServer`
+   ``OperationalError`` (connection)      :class:`DatabaseUnavailable`
+   any other                              :class:`DatabaseError`
+   =====================================  ==============================
+
+A public function called by another on the same connection (``get_snapshot`` inside
+``rank_snapshot``) passes through: the outermost call alone converts, checks and
+translates, so code between them still sees the driver's exceptions it handles.
 """
 
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from typing import ParamSpec, TypeVar
+from contextlib import contextmanager, suppress
+from contextvars import ContextVar
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Concatenate,
+    ParamSpec,
+    Protocol,
+    TypeAlias,
+    TypeVar,
+    overload,
+)
 
 import psycopg
+from psycopg.pq import TransactionStatus
 
 from riido_pg.errors import (
+    DatabaseError,
     DatabaseUnavailable,
+    Hint,
+    InvalidInput,
     PermissionDenied,
     QueryTimeout,
     ReadOnlyServer,
     RiidoError,
     SchemaMissing,
+    TransactionFailed,
+    TransactionInProgress,
 )
+from riido_pg.redact import redact_dsn
 
-__all__ = ["database_errors", "first_line", "translate", "translated"]
+__all__ = [
+    "Commits",
+    "Connectable",
+    "boundary",
+    "database_errors",
+    "first_line",
+    "parallel",
+    "psycopg_connection",
+    "read_transaction",
+    "translate",
+    "translated",
+]
+
+if TYPE_CHECKING:
+    from sqlalchemy.engine import Connection as SAConnection
+    from sqlalchemy.orm import Session
 
 P = ParamSpec("P")
 R = TypeVar("R")
+Conn: TypeAlias = psycopg.Connection[Any]
+#: What a public function accepts where it needs a connection.
+Connectable: TypeAlias = "psycopg.Connection[Any] | SAConnection | Session"
+
+#: What makes an operation commit on its own (so it cannot run inside the caller's
+#: transaction): a description ("moving a snapshot"), or a function of the call's
+#: arguments giving one or None (a load with ``jobs`` > 1).
+Commits = str | Callable[[inspect.BoundArguments], str | None] | None
+
+#: The connections a public call is running on in this thread (by id).
+_ACTIVE: ContextVar[tuple[int, ...]] = ContextVar("riido_pg_active", default=())
 
 
 def first_line(exc: BaseException) -> str:
@@ -48,17 +120,23 @@ def first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
 
 
-def translate(exc: psycopg.Error) -> RiidoError | None:
-    """The RiidoError a database error means for the user, or None for a bug."""
+def translate(exc: psycopg.Error) -> RiidoError:
+    """The RiidoError a database error means for the user."""
     if isinstance(exc, psycopg.errors.QueryCanceled):
         return QueryTimeout(
-            "statement ran past the statement timeout; raise RIIDO_PG_STATEMENT_TIMEOUT_MS "
-            "(milliseconds) or narrow the work"
+            "statement ran past the statement timeout",
+            Hint(
+                "raise RIIDO_PG_STATEMENT_TIMEOUT_MS (milliseconds) or narrow the work",
+                "raise the session's statement_timeout or narrow the work",
+            ),
         )
     if isinstance(exc, psycopg.errors.LockNotAvailable):
         return QueryTimeout(
-            "waited too long for a lock held by another session; try again, or raise "
-            "RIIDO_PG_LOCK_TIMEOUT_MS"
+            "waited too long for a lock held by another session",
+            Hint(
+                "try again, or raise RIIDO_PG_LOCK_TIMEOUT_MS",
+                "try again, or raise the session's lock_timeout",
+            ),
         )
     if isinstance(exc, psycopg.errors.InsufficientPrivilege):
         return PermissionDenied(
@@ -73,12 +151,14 @@ def translate(exc: psycopg.Error) -> RiidoError | None:
         message = exc.diag.message_primary or ""
         if "riido" in message:
             return SchemaMissing(
-                f"the database has no riido schema ({message}): run `riido-pg db upgrade`"
+                f"the database has no riido schema ({message})",
+                Hint("run `riido-pg db upgrade`", "create it with `riido-pg --dsn URL db upgrade`"),
             )
-        return None
     if isinstance(exc, psycopg.OperationalError):
-        return DatabaseUnavailable(f"lost the database connection: {first_line(exc)}")
-    return None
+        return DatabaseUnavailable(f"lost the database connection: {redact_dsn(first_line(exc))}")
+    return DatabaseError(
+        f"database error: {first_line(exc)}", Hint(cli="rerun with --debug for details")
+    )
 
 
 @contextmanager
@@ -87,25 +167,175 @@ def database_errors() -> Iterator[None]:
     when SQLAlchemy, under alembic, wrapped it: its ``orig`` is translated)."""
     try:
         yield
+    except RiidoError:
+        raise
     except psycopg.Error as exc:
-        mapped = translate(exc)
-        if mapped is None:
-            raise
-        raise mapped from exc
+        raise translate(exc) from exc
     except Exception as exc:
         orig = getattr(exc, "orig", None)  # sqlalchemy.exc.DBAPIError, without importing it
-        mapped = translate(orig) if isinstance(orig, psycopg.Error) else None
-        if mapped is None:
-            raise
-        raise mapped from exc
+        if isinstance(orig, psycopg.Error):
+            raise translate(orig) from exc
+        raise
 
 
-def translated(func: Callable[P, R]) -> Callable[P, R]:
-    """Decorate a public function so database errors leave it as RiidoErrors."""
+def psycopg_connection(target: object) -> Conn | None:
+    """The psycopg connection behind ``target``: itself, a SQLAlchemy ``Connection``'s
+    or ``Session``'s (whose transaction is begun, for the caller to commit), a
+    ``Router``'s coordinator; None for anything else."""
+    if isinstance(target, psycopg.Connection):
+        return target
+    if _is_sqlalchemy(target):
+        return _from_sqlalchemy(target)
+    coordinator = getattr(target, "coordinator", None)  # riido_pg.shards.Router
+    return coordinator if isinstance(coordinator, psycopg.Connection) else None
 
-    @functools.wraps(func)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        with database_errors():
-            return func(*args, **kwargs)
 
-    return wrapper
+def parallel(call: inspect.BoundArguments) -> str | None:
+    """``commits`` of a load: a parallel one (``jobs`` > 1) commits on its own."""
+    jobs = call.arguments.get("jobs", 1)
+    return f"a parallel load (jobs={jobs})" if isinstance(jobs, int) and jobs > 1 else None
+
+
+def _is_sqlalchemy(target: object) -> bool:
+    return type(target).__module__.startswith("sqlalchemy.")
+
+
+def _from_sqlalchemy(target: object) -> Conn:
+    from sqlalchemy.engine import Connection
+    from sqlalchemy.orm import Session
+
+    sa = target.connection() if isinstance(target, Session) else target
+    raw = sa.connection.dbapi_connection if isinstance(sa, Connection) else None
+    if not isinstance(raw, psycopg.Connection):
+        raise InvalidInput(
+            "riido-pg needs a psycopg 3 connection; this SQLAlchemy connection has another driver",
+            Hint(python="create its engine with a postgresql+psycopg:// URL"),
+        )
+    assert isinstance(sa, Connection)
+    if not sa.in_transaction():
+        sa.begin()  # so the caller's commit() commits what riido-pg writes
+    return raw
+
+
+def _check(conn: Conn) -> TransactionStatus:
+    """The connection's transaction status, or the error it is unusable with."""
+    if conn.closed:
+        raise DatabaseUnavailable("the connection is closed")
+    status = conn.info.transaction_status
+    if status == TransactionStatus.INERROR:
+        raise TransactionFailed(
+            "the connection's transaction has failed; nothing was done",
+            Hint(python="roll it back first (conn.rollback())"),
+        )
+    if status == TransactionStatus.ACTIVE:
+        raise TransactionFailed(
+            "the connection is busy with another statement; nothing was done",
+            Hint(python="wait for it, or use another connection"),
+        )
+    if status == TransactionStatus.UNKNOWN:
+        raise DatabaseUnavailable("lost the database connection")
+    return status
+
+
+@contextmanager
+def _session(conn: Conn, sqlalchemy: bool, commits: str | None) -> Iterator[None]:
+    """Run the block on ``conn`` as the table in the module docstring says."""
+    status = _check(conn)
+    if status == TransactionStatus.INTRANS or (sqlalchemy and not conn.autocommit):
+        if commits:
+            raise TransactionInProgress(
+                f"{commits} commits on its own, so it cannot run inside the caller's "
+                "transaction; nothing was done",
+                Hint(python="call it on an autocommit connection, outside a transaction"),
+            )
+        if status == TransactionStatus.IDLE:  # SQLAlchemy's begun transaction: start it
+            conn.execute("SELECT 1")
+        with conn.transaction():
+            yield
+        return
+    if conn.autocommit:
+        yield
+        return
+    conn.autocommit = True
+    try:
+        yield
+    finally:
+        if not conn.closed and conn.info.transaction_status == TransactionStatus.IDLE:
+            with suppress(psycopg.Error):
+                conn.autocommit = False
+
+
+@contextmanager
+def boundary(target: object, *, commits: str | None = None) -> Iterator[Conn | None]:
+    """The public boundary around a call on ``target`` (a connection, a SQLAlchemy
+    connection or session, a router; anything else is only translated): yields the
+    psycopg connection to work on (None when ``target`` is none of those)."""
+    conn = psycopg_connection(target)
+    if conn is not None and id(conn) in _ACTIVE.get():
+        yield conn  # a nested call: the outermost one converts, checks and translates
+        return
+    with database_errors():
+        if conn is None:
+            yield None
+            return
+        sqlalchemy = _is_sqlalchemy(target)
+        token = _ACTIVE.set((*_ACTIVE.get(), id(conn)))
+        try:
+            with _session(conn, sqlalchemy, commits):
+                yield conn
+        finally:
+            _ACTIVE.reset(token)
+
+
+class _Decorator(Protocol):
+    @overload
+    def __call__(
+        self, func: Callable[Concatenate[Conn, P], R], /
+    ) -> Callable[Concatenate[Connectable, P], R]: ...
+    @overload
+    def __call__(self, func: Callable[P, R], /) -> Callable[P, R]: ...
+
+
+@overload
+def translated(
+    func: Callable[Concatenate[Conn, P], R], /
+) -> Callable[Concatenate[Connectable, P], R]: ...
+@overload
+def translated(func: Callable[P, R], /) -> Callable[P, R]: ...
+@overload
+def translated(*, commits: Commits = None) -> _Decorator: ...
+def translated(func: Callable[..., Any] | None = None, /, *, commits: Commits = None) -> Any:
+    """Decorate a public function whose first argument is a connection (or a router):
+    it runs inside :func:`boundary`, a SQLAlchemy connection or session replaced by its
+    psycopg connection. ``commits`` says when the operation commits on its own."""
+
+    def decorate(f: Callable[..., Any]) -> Callable[..., Any]:
+        signature = inspect.signature(f) if callable(commits) else None
+
+        @functools.wraps(f)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            why = commits
+            if callable(why):
+                assert signature is not None
+                why = why(signature.bind(*args, **kwargs))
+            target = args[0] if args else None
+            with boundary(target, commits=why) as conn:
+                if conn is not None and _is_sqlalchemy(target):
+                    args = (conn, *args[1:])
+                return f(*args, **kwargs)
+
+        return wrapper
+
+    return decorate if func is None else decorate(func)
+
+
+@contextmanager
+def read_transaction(conn: Conn) -> Iterator[None]:
+    """One read-only repeatable-read transaction for the block, so every statement
+    sees the same data; inside the caller's transaction, the block is a savepoint of
+    it (and reads what that transaction sees)."""
+    outer = conn.info.transaction_status == TransactionStatus.IDLE
+    with conn.transaction():
+        if outer:
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        yield

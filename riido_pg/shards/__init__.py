@@ -8,23 +8,19 @@ from the shard's ``postgres_fdw`` foreign server and user mapping: the ranking r
 the owning shard's CPU.
 """
 
+from riido_pg.shards.adding import add_shard
 from riido_pg.shards.catalog import (
     ShardInfo,
-    add_shard,
     list_shards,
     remove_shard,
     require_writable,
     upgrade_shards,
 )
-from riido_pg.shards.routing import (
-    PlacedSnapshot,
-    Router,
-    drop_snapshot,
-    list_snapshots,
-    move_snapshot,
-)
+from riido_pg.shards.moving import MovedSnapshot, move_snapshot
+from riido_pg.shards.routing import PlacedSnapshot, Router, drop_snapshot, list_snapshots
 
 __all__ = [
+    "MovedSnapshot",
     "PlacedSnapshot",
     "Router",
     "ShardInfo",

@@ -1,11 +1,12 @@
-"""The coordinator's shard catalog: adding, listing, removing and upgrading shards,
-and opening a shard's connection from its foreign server and user mapping.
+"""The coordinator's shard catalog: listing, removing and upgrading shards, and
+opening a shard's connection from its foreign server and user mapping (adding one:
+:mod:`riido_pg.shards.adding`).
 
 A shard is registered in one coordinator transaction: the ``postgres_fdw`` foreign
 server (host, port, database), a user mapping for the current role holding the
-credentials, and the ``riido.shards`` row, whose ``conninfo`` keeps every other
-connection option (a multi-host list, ``target_session_attrs``,
-``load_balance_hosts``) but never the user or the password.
+credentials (:mod:`riido_pg.shards.secrets`), and the ``riido.shards`` row, whose
+``conninfo`` keeps every other connection option (a multi-host list,
+``target_session_attrs``, ``load_balance_hosts``) but never a credential.
 """
 
 from __future__ import annotations
@@ -15,44 +16,42 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from riido_pg.errors import (
     DatabaseUnavailable,
-    InvalidDsn,
-    InvalidInput,
+    Hint,
     RiidoError,
     SchemaMissing,
-    ShardExists,
     ShardInUse,
     ShardNotFound,
     ShardUnavailable,
 )
-from riido_pg.server.connect import SCHEMA_REVISION, Conn, connect
-from riido_pg.server.errors import first_line, translated
+from riido_pg.server.connect import Conn, connect
+from riido_pg.server.errors import translated
+from riido_pg.shards.locks import shard_exclusive
+from riido_pg.shards.secrets import split_credentials
 
 __all__ = [
+    "NAME",
     "SERVER_PREFIX",
     "ShardInfo",
-    "add_shard",
     "list_shards",
+    "no_shard",
     "open_shard",
     "remove_shard",
     "require_writable",
     "shard_dsn",
     "shard_names",
+    "shard_row",
+    "shard_session",
     "upgrade_shards",
 ]
 
 #: A shard's foreign server is ``riido_shard_<name>``.
 SERVER_PREFIX = "riido_shard_"
-_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
-#: Connection options that also go on the foreign server (postgres_fdw of PostgreSQL
-#: 15 accepts these; credentials go on the user mapping, the rest stays in conninfo).
-_SERVER_OPTIONS = ("host", "hostaddr", "port", "dbname", "sslmode", "target_session_attrs")
-_SECRET = ("user", "password")
+NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,24 +80,32 @@ def require_writable(conn: Conn, where: str = "the server") -> None:
         )
 
 
+def no_shard(name: str, names: list[str]) -> tuple[str, Hint | None]:
+    """The message and hint of :class:`ShardNotFound` for ``name``, naming the shards."""
+    if names:
+        return f"no shard {name!r} (shards: {', '.join(names)})", None
+    return f"no shard {name!r} (shards: none)", Hint(
+        "add one with `riido-pg shards add NAME DSN`", "add one with add_shard()"
+    )
+
+
 def shard_names(conn: Conn) -> list[str]:
     return [str(r[0]) for r in conn.execute("SELECT name FROM riido.shards ORDER BY name")]
 
 
-def _row(conn: Conn, name: str) -> tuple[str, str]:
+def shard_row(conn: Conn, name: str) -> tuple[str, str]:
     row = conn.execute(
         "SELECT server, conninfo FROM riido.shards WHERE name = %s", (name,)
     ).fetchone()
     if row is None:
-        known = ", ".join(shard_names(conn)) or "none; add one with `riido-pg shards add NAME DSN`"
-        raise ShardNotFound(f"no shard {name!r} (shards: {known})")
+        raise ShardNotFound(*no_shard(name, shard_names(conn)))
     return str(row[0]), str(row[1])
 
 
 def shard_dsn(conn: Conn, name: str) -> str:
     """The shard's connection string: its conninfo plus the user mapping's credentials
     (the current role's, else PUBLIC's)."""
-    server, conninfo = _row(conn, name)
+    server, conninfo = shard_row(conn, name)
     row = conn.execute(
         "SELECT umoptions FROM pg_user_mappings WHERE srvname = %s "
         "AND (usename = current_user OR usename = 'public') "
@@ -106,7 +113,8 @@ def shard_dsn(conn: Conn, name: str) -> str:
         (server,),
     ).fetchone()
     options = dict(o.split("=", 1) for o in (row[0] or [])) if row else {}
-    return make_conninfo(conninfo, **{k: v for k, v in options.items() if k in _SECRET})
+    credentials, _ = split_credentials(options)
+    return make_conninfo(conninfo, **credentials)
 
 
 def open_shard(conn: Conn, name: str) -> Conn:
@@ -116,106 +124,18 @@ def open_shard(conn: Conn, name: str) -> Conn:
     try:
         return connect(dsn)
     except SchemaMissing as exc:
-        raise SchemaMissing(f"shard {name!r}: {exc}") from exc
+        raise SchemaMissing(f"shard {name!r}: {exc.message}", exc.hint) from exc
     except DatabaseUnavailable as exc:
-        raise ShardUnavailable(f"shard {name!r} is unavailable: {exc}") from exc
+        raise ShardUnavailable(f"shard {name!r} is unavailable: {exc.message}", exc.hint) from exc
 
 
 @contextmanager
-def _shard(conn: Conn, name: str) -> Iterator[Conn]:
+def shard_session(conn: Conn, name: str) -> Iterator[Conn]:
     shard = open_shard(conn, name)
     try:
         yield shard
     finally:
         shard.close()
-
-
-def _same_database(coordinator: Conn, shard: Conn) -> bool:
-    """Whether ``shard`` sees the coordinator's own session (the same database)."""
-    row = coordinator.execute(
-        "SELECT pg_backend_pid(), backend_start FROM pg_stat_activity WHERE pid = pg_backend_pid()"
-    ).fetchone()
-    if row is None:
-        return False
-    seen = shard.execute(
-        "SELECT 1 FROM pg_stat_activity WHERE pid = %s AND backend_start = %s "
-        "AND datname = current_database()",
-        (row[0], row[1]),
-    ).fetchone()
-    return seen is not None
-
-
-def _revision(conn: Conn) -> str | None:
-    row = conn.execute("SELECT to_regclass('riido.alembic_version') IS NOT NULL").fetchone()
-    if not (row and row[0]):
-        return None
-    version = conn.execute("SELECT version_num FROM riido.alembic_version").fetchone()
-    return str(version[0]) if version else None
-
-
-@translated
-def add_shard(conn: Conn, name: str, dsn: str) -> None:
-    """Register the database at ``dsn`` as shard ``name`` of the coordinator ``conn``.
-
-    The DSN must connect to a primary; a database without a riido schema is migrated,
-    one at another revision than this riido-pg's is refused. The foreign server, the
-    user mapping and the catalog row are written in one transaction: on any error
-    nothing is registered.
-    """
-    if not _NAME.fullmatch(name):
-        raise InvalidInput(
-            f"invalid shard name {name!r}: use 1-32 lowercase letters, digits and _, "
-            "starting with a letter"
-        )
-    try:
-        params = {k: str(v) for k, v in conninfo_to_dict(dsn).items() if v is not None}
-    except psycopg.ProgrammingError as exc:
-        raise InvalidDsn(f"invalid DSN for shard {name!r}: {first_line(exc)}") from exc
-    if not params:
-        raise InvalidDsn(f"an empty DSN for shard {name!r}: give the shard's PostgreSQL URL")
-    if conn.execute("SELECT 1 FROM riido.shards WHERE name = %s", (name,)).fetchone():
-        raise ShardExists(f"shard {name!r} exists; remove it first or choose another name")
-    try:
-        shard = connect(dsn, migrate=False)
-    except DatabaseUnavailable as exc:
-        raise ShardUnavailable(f"cannot add shard {name!r}: {exc}") from exc
-    with shard:
-        require_writable(shard, f"shard {name!r}")
-        if _same_database(conn, shard):
-            raise InvalidInput(f"the DSN of shard {name!r} is the coordinator's own database")
-        found = _revision(shard)
-        if found is None:
-            from riido_pg.server import migrate
-
-            migrate.upgrade(dsn)
-        elif found != SCHEMA_REVISION:
-            raise SchemaMissing(
-                f"shard {name!r} has schema revision {found}, the coordinator {SCHEMA_REVISION}: "
-                f"bring it to {SCHEMA_REVISION} first (`riido-pg --dsn SHARD_DSN db upgrade`)"
-            )
-    server = sql.Identifier(SERVER_PREFIX + name)
-
-    def options(keys: list[str]) -> sql.Composable:
-        pairs = [sql.SQL("{} {}").format(sql.Identifier(k), sql.Literal(params[k])) for k in keys]
-        return sql.SQL("OPTIONS ({})").format(sql.SQL(", ").join(pairs)) if pairs else sql.SQL("")
-
-    with conn.transaction():
-        conn.execute("CREATE EXTENSION IF NOT EXISTS postgres_fdw")
-        conn.execute(
-            sql.SQL("CREATE SERVER {} FOREIGN DATA WRAPPER postgres_fdw {}").format(
-                server, options([k for k in _SERVER_OPTIONS if k in params])
-            )
-        )
-        conn.execute(
-            sql.SQL("CREATE USER MAPPING FOR CURRENT_USER SERVER {} {}").format(
-                server, options([k for k in _SECRET if k in params])
-            )
-        )
-        public = {k: v for k, v in params.items() if k not in _SECRET}
-        conn.execute(
-            "INSERT INTO riido.shards (name, server, conninfo) VALUES (%s, %s, %s)",
-            (name, SERVER_PREFIX + name, make_conninfo("", **public)),
-        )
 
 
 def _placed(conn: Conn, name: str) -> list[str]:
@@ -235,24 +155,50 @@ def _held(shard: Conn, placed: list[str]) -> list[tuple[str, int]]:
     return [(str(r[0]), int(r[1])) for r in rows]
 
 
+def _holding(shard: Conn, placed: list[str]) -> list[str]:
+    """The placed snapshots the shard has in any state (a non-ready one annotated)."""
+    rows = shard.execute(
+        "SELECT snapshot_id, state FROM riido.snapshots WHERE snapshot_id = ANY(%s) "
+        "ORDER BY snapshot_id",
+        (placed,),
+    )
+    return [repr(str(r[0])) + ("" if r[1] == "ready" else f" ({r[1]})") for r in rows]
+
+
+def _listed(items: list[str]) -> str:
+    return ", ".join(items[:3]) + (", ..." if len(items) > 3 else "")
+
+
 @translated
 def remove_shard(conn: Conn, name: str) -> None:
-    """Unregister a shard that holds no snapshot (placements whose snapshot is not on
-    the shard, left by an interrupted load, go with it)."""
-    server, _ = _row(conn, name)
-    placed = _placed(conn, name)
-    if placed:
-        with _shard(conn, name) as shard:
-            held = _held(shard, placed)
-        if held:
+    """Unregister a shard that holds no snapshot in any state, while no load or move
+    through this coordinator runs on it (ShardInUse at once otherwise). Placements
+    whose snapshot the shard never got go with it."""
+    shard_row(conn, name)
+    with shard_exclusive(conn, name) as free:
+        placed = _placed(conn, name)
+        if not free:
+            what = f" (placed there: {_listed([repr(p) for p in placed])})" if placed else ""
             raise ShardInUse(
-                f"shard {name!r} holds {len(held)} snapshot(s) ({held[0][0]!r}, ...); move them "
-                "(`riido-pg snapshots move ID SHARD`) or drop them first"
+                f"shard {name!r} is in use: a load or move is running on it{what}; try again "
+                "when it finishes"
             )
-    with conn.transaction():
-        conn.execute("DELETE FROM riido.placements WHERE shard = %s", (name,))
-        conn.execute("DELETE FROM riido.shards WHERE name = %s", (name,))
-        conn.execute(sql.SQL("DROP SERVER {} CASCADE").format(sql.Identifier(server)))
+        server, _ = shard_row(conn, name)
+        if placed:
+            with shard_session(conn, name) as shard:
+                held = _holding(shard, placed)
+            if held:
+                raise ShardInUse(
+                    f"shard {name!r} holds {len(held)} snapshot(s) ({_listed(held)})",
+                    Hint(
+                        "move them (`riido-pg snapshots move ID SHARD`) or drop them first",
+                        "move them (move_snapshot()) or drop them first",
+                    ),
+                )
+        with conn.transaction():
+            conn.execute("DELETE FROM riido.placements WHERE shard = %s", (name,))
+            conn.execute("DELETE FROM riido.shards WHERE name = %s", (name,))
+            conn.execute(sql.SQL("DROP SERVER {} CASCADE").format(sql.Identifier(server)))
 
 
 @translated
@@ -261,10 +207,10 @@ def list_shards(conn: Conn) -> list[ShardInfo]:
     tables; the counts are None for a shard that does not answer."""
     out = []
     for name in shard_names(conn):
-        where = conninfo_to_dict(_row(conn, name)[1])
+        where = conninfo_to_dict(shard_row(conn, name)[1])
         counts: tuple[int | None, int | None, int | None] = (None, None, None)
         try:
-            with _shard(conn, name) as shard:
+            with shard_session(conn, name) as shard:
                 held = _held(shard, _placed(conn, name))
                 row = shard.execute(
                     "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
@@ -300,5 +246,5 @@ def upgrade_shards(conn: Conn, revision: str = "head") -> list[tuple[str, str | 
             done.append((name, migrate.current(dsn)))
         except RiidoError as exc:
             kind = ShardUnavailable if isinstance(exc, DatabaseUnavailable) else type(exc)
-            raise kind(f"shard {name!r}: {exc}") from exc
+            raise kind(f"shard {name!r}: {exc.message}", exc.hint) from exc
     return done

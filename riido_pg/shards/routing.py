@@ -5,36 +5,46 @@ its shard (no row: the coordinator's own tables hold it, as on a single server),
 the router opens (and keeps) a direct connection to that shard, on which the
 unchanged single-server code runs. New snapshots are placed on the shard with the
 fewest documents (ties: the first name), unless a shard is named.
+
+Placement changes of one snapshot id serialize on the coordinator: a load through
+the coordinator, ``snapshots move`` and ``snapshots drop`` hold the id's writer lock
+there (:func:`~riido_pg.storage.snapshots.snapshot_lock`) for their duration, and a
+load or move holds its shard's lock shared (:mod:`riido_pg.shards.locks`), so
+``shards remove`` never removes a shard under them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from types import TracebackType
 from typing import TypeVar
+
+import psycopg
 
 from riido_pg.documents import check_snapshot_id
 from riido_pg.errors import (
     ConflictingOptions,
     DatabaseUnavailable,
-    InvalidInput,
+    Hint,
     PermissionDenied,
     ReadOnlyServer,
     RiidoError,
     ShardNotFound,
     ShardUnavailable,
+    SnapshotBusy,
+    SnapshotLoading,
     SnapshotNotFound,
 )
+from riido_pg.quoting import shell_command
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import translated
-from riido_pg.shards.catalog import open_shard, require_writable, shard_names
+from riido_pg.shards.catalog import no_shard, open_shard, require_writable, shard_names
+from riido_pg.shards.locks import shard_shared
 from riido_pg.storage import snapshots as local
-from riido_pg.storage.copying import copy_snapshot, delete_snapshot_rows
-from riido_pg.storage.texts import stored_digest
-from riido_pg.storage.timeouts import load_timeout
 
-__all__ = ["PlacedSnapshot", "Router", "drop_snapshot", "list_snapshots", "move_snapshot"]
+__all__ = ["PlacedSnapshot", "Router", "collect_strays", "drop_snapshot", "list_snapshots"]
 
 R = TypeVar("R")
 
@@ -58,6 +68,8 @@ class Router:
     def __init__(self, coordinator: Conn) -> None:
         self.coordinator = coordinator
         self._open: dict[str, Conn] = {}
+        self._load: ExitStack | None = None
+        self._placed: tuple[str, str] | None = None
 
     def __enter__(self) -> Router:
         return self
@@ -68,9 +80,13 @@ class Router:
         self.close()
 
     def close(self) -> None:
-        for conn in self._open.values():
-            conn.close()
-        self._open.clear()
+        """End the load :meth:`for_load` began, if any, and close the shard connections."""
+        try:
+            self.end_load()
+        finally:
+            for conn in self._open.values():
+                conn.close()
+            self._open.clear()
 
     @translated
     def shard_of(self, snapshot_id: str) -> str | None:
@@ -95,11 +111,12 @@ class Router:
 
     def run(self, snapshot_id: str, work: Callable[[Conn], R]) -> R:
         """``work(owner)`` for a reader. A snapshot moved between finding its owner and
-        reading it is read again from its new owner, so a reader never finds none."""
+        reading it (its old copy gone, or already marked for removal) is read again
+        from its new owner, so a reader never finds none."""
         shard = self.shard_of(snapshot_id)
         try:
             return self._on(shard, work)
-        except SnapshotNotFound:
+        except (SnapshotNotFound, SnapshotLoading):
             moved = self.shard_of(snapshot_id)
             if moved == shard:
                 raise
@@ -115,41 +132,122 @@ class Router:
             if shard is None:
                 raise
             self._open.pop(shard, None)
-            raise ShardUnavailable(f"shard {shard!r} is unavailable: {exc}") from exc
+            raise ShardUnavailable(
+                f"shard {shard!r} is unavailable: {exc.message}", exc.hint
+            ) from exc
+
+    def holds(self, shard: str | None, snapshot_id: str) -> bool:
+        """Whether the server has a row of the snapshot in any state."""
+        row = (
+            self.connection(shard)
+            .execute(
+                "SELECT EXISTS (SELECT 1 FROM riido.snapshots WHERE snapshot_id = %s)",
+                (snapshot_id,),
+            )
+            .fetchone()
+        )
+        return bool(row and row[0])
 
     @translated
     def for_load(self, snapshot_id: str, shard: str | None = None) -> Conn:
         """The (writable) connection a load of ``snapshot_id`` writes to: its owner when
         it exists, else ``shard`` or the shard with the fewest documents, recorded in
-        the catalog before the load starts."""
+        the catalog before the load starts.
+
+        The load lasts until the router's next ``for_load``, :meth:`end_load` or
+        :meth:`close` (:meth:`loading` bounds it by a block): meanwhile the shard
+        cannot be removed and no other load, move or drop of the id runs through
+        this coordinator (SnapshotBusy). When it ends, a placement whose shard did not
+        get the snapshot (the load failed) is removed.
+        """
         check_snapshot_id(snapshot_id)
+        self.end_load()
         names = shard_names(self.coordinator)
         if shard is not None and shard not in names:
-            known = ", ".join(names) or "none; add one with `riido-pg shards add NAME DSN`"
-            raise ShardNotFound(f"no shard {shard!r} (shards: {known})")
+            raise ShardNotFound(*no_shard(shard, names))
+        if not names:  # a single server
+            require_writable(self.coordinator, "the server")
+            return self.coordinator
+        held = ExitStack()
+        try:
+            held.enter_context(local.snapshot_lock(self.coordinator, snapshot_id))
+            target, placed = self._target(snapshot_id, shard, names)
+            if target is not None:
+                held.enter_context(shard_shared(self.coordinator, target))
+                if target not in shard_names(self.coordinator):  # removed meanwhile
+                    raise ShardNotFound(f"no shard {target!r}")
+            conn = self.connection(target)
+            require_writable(conn, f"shard {target!r}" if target else "the server")
+            if target is not None and not placed:
+                require_writable(self.coordinator, "the coordinator")
+                self.coordinator.execute(
+                    "INSERT INTO riido.placements (snapshot_id, shard) VALUES (%s, %s)",
+                    (snapshot_id, target),
+                )
+            if target is not None:
+                self._placed = (snapshot_id, target)
+            collect_strays(self, target)
+        except BaseException:
+            self._placed = None
+            held.close()
+            raise
+        self._load = held
+        return conn
+
+    def _target(
+        self, snapshot_id: str, shard: str | None, names: list[str]
+    ) -> tuple[str | None, bool]:
+        """Where a load of the id goes (None: the coordinator), and whether the catalog
+        places it there already; under the id's lock. A placement whose shard never got
+        the snapshot is no home: it is removed."""
         placed = self.shard_of(snapshot_id)
-        if placed is None and (not names or local.find_snapshot(self.coordinator, snapshot_id)):
-            target = None  # a single server, or a snapshot stored before the shards
+        if placed is not None and not self.holds(placed, snapshot_id):
+            require_writable(self.coordinator, "the coordinator")
+            self.coordinator.execute(
+                "DELETE FROM riido.placements WHERE snapshot_id = %s", (snapshot_id,)
+            )
+            placed = None
+        if placed is None and local.find_snapshot(self.coordinator, snapshot_id):
+            target = None  # a snapshot stored before the shards
         else:
             target = placed or shard or self._emptiest(names)
         if shard is not None and target != shard:
             where = f"shard {target!r}" if target else "the coordinator"
+            move = shell_command("riido-pg", "snapshots", "move", snapshot_id, shard)
             raise ConflictingOptions(
-                f"snapshot {snapshot_id!r} is on {where}, not {shard!r}; load it without "
-                f"--shard, or move it first (`riido-pg snapshots move {snapshot_id} {shard}`)"
+                f"snapshot {snapshot_id!r} is on {where}, not {shard!r}",
+                Hint(
+                    f"load it without --shard, or move it first (`{move}`)",
+                    "load it without shard=, or move it first (move_snapshot())",
+                ),
             )
-        conn = self.connection(target)
-        require_writable(conn, f"shard {target!r}" if target else "the server")
-        if target is not None and placed is None:
-            require_writable(self.coordinator, "the coordinator")
-            self.coordinator.execute(
-                "INSERT INTO riido.placements (snapshot_id, shard) VALUES (%s, %s) "
-                "ON CONFLICT (snapshot_id) DO NOTHING",
-                (snapshot_id, target),
-            )
-            if self.shard_of(snapshot_id) != target:  # a concurrent load placed it first
-                return self.for_load(snapshot_id, shard)
-        return conn
+        return target, placed is not None
+
+    def end_load(self) -> None:
+        """End the load :meth:`for_load` began: remove its placement if the shard did
+        not get the snapshot, and release the locks it held."""
+        held, placed = self._load, self._placed
+        self._load = self._placed = None
+        if held is None:
+            return
+        with held:
+            if placed is not None:
+                snapshot_id, shard = placed
+                with suppress(RiidoError, psycopg.Error):  # kept: the next load sees it is stale
+                    if not self.holds(shard, snapshot_id):
+                        self.coordinator.execute(
+                            "DELETE FROM riido.placements WHERE snapshot_id = %s AND shard = %s",
+                            (snapshot_id, shard),
+                        )
+
+    @contextmanager
+    def loading(self, snapshot_id: str, shard: str | None = None) -> Iterator[Conn]:
+        """:meth:`for_load` for the block: the load ends with it."""
+        conn = self.for_load(snapshot_id, shard)
+        try:
+            yield conn
+        finally:
+            self.end_load()
 
     def _emptiest(self, names: list[str]) -> str:
         """The shard holding the fewest documents (every shard must answer)."""
@@ -165,28 +263,52 @@ class Router:
         return min(names, key=lambda n: (documents(n), n))
 
 
+def collect_strays(router: Router, server: str | None) -> None:
+    """Remove, on ``server`` (None: the coordinator), the copies nothing reads: a
+    ``loading`` row nobody writes of a snapshot placed on another server (the old copy
+    of a move whose clean-up was cut short, a copy an interrupted move left), or, on a
+    shard, of a snapshot placed nowhere. Best effort: what cannot be removed now (a
+    writer holds it, a server does not answer) is left for the next load, move or drop
+    on that server. Ready snapshots are never touched."""
+    coordinator = router.coordinator
+    try:
+        conn = router.connection(server)
+        rows = conn.execute("SELECT snapshot_id FROM riido.snapshots WHERE state = 'loading'")
+        for snapshot_id in [str(r[0]) for r in rows]:
+            with suppress(SnapshotBusy), local.snapshot_lock(coordinator, snapshot_id):
+                if router.shard_of(snapshot_id) == server:
+                    continue  # its own: a load running or interrupted there
+                with local.snapshot_lock(conn, snapshot_id):
+                    found = local.find_snapshot(conn, snapshot_id)
+                    if found is not None and found.state == "loading":
+                        local.drop_snapshot(conn, snapshot_id)
+    except (RiidoError, psycopg.Error):
+        pass
+
+
 @translated
 def list_snapshots(router: Router) -> tuple[list[PlacedSnapshot], list[RiidoError]]:
-    """Every snapshot the coordinator knows: its own (any state) and those placed on a
-    shard that has them ``ready``; plus the error of each shard that did not answer."""
+    """Every snapshot the coordinator knows: its own (any state; not the old copy of
+    one placed on a shard) and those placed on a shard that has them ``ready``; plus
+    the error of each shard that did not answer."""
     coordinator = router.coordinator
-    out = [PlacedSnapshot(s, None) for s in local.list_snapshots(coordinator)]
+    placements = dict(coordinator.execute("SELECT snapshot_id, shard FROM riido.placements"))
+    out = [
+        PlacedSnapshot(s, None)
+        for s in local.list_snapshots(coordinator)
+        if s.snapshot_id not in placements
+    ]
     errors: list[RiidoError] = []
     for name in shard_names(coordinator):
-        placed = [
-            str(r[0])
-            for r in coordinator.execute(
-                "SELECT snapshot_id FROM riido.placements WHERE shard = %s", (name,)
-            )
-        ]
+        placed = [sid for sid, where in placements.items() if where == name]
         if not placed:
             continue
         try:
             snaps = router.connection(name).execute(
-                local.SNAPSHOT_COLUMNS + " WHERE snapshot_id = ANY(%s) AND state = 'ready'",
+                local.SNAPSHOT_COLUMNS + " WHERE s.snapshot_id = ANY(%s) AND s.state = 'ready'",
                 (placed,),
             )
-            out.extend(PlacedSnapshot(local.Snapshot(*r), name) for r in snaps)
+            out.extend(PlacedSnapshot(local.snapshot_from_row(r), name) for r in snaps)
         except ShardUnavailable as exc:
             errors.append(exc)
     out.sort(key=lambda p: p.snapshot.snapshot_id.encode())
@@ -195,66 +317,24 @@ def list_snapshots(router: Router) -> tuple[list[PlacedSnapshot], list[RiidoErro
 
 @translated
 def drop_snapshot(router: Router, snapshot_id: str) -> None:
-    """Remove a snapshot from its owner, then its placement."""
-    check_snapshot_id(snapshot_id)
-    shard = router.shard_of(snapshot_id)
-    if shard is None:
-        local.drop_snapshot(router.coordinator, snapshot_id)
-        return
-    conn = router.connection(shard)
-    require_writable(router.coordinator, "the coordinator")
-    try:
-        local.drop_snapshot(conn, snapshot_id)
-    except SnapshotNotFound:
-        pass  # placed by a load that never wrote it
-    router.coordinator.execute(
-        "DELETE FROM riido.placements WHERE snapshot_id = %s", (snapshot_id,)
-    )
-
-
-def _digest(conn: Conn, snap: local.Snapshot) -> str | None:
-    """The copy's content digest, or None when one of its texts does not hash to its
-    key (the digest covers the keys; this covers the texts)."""
-    digest, bad = stored_digest(conn, snap.snapshot_id, snap.text_config)
-    return digest if bad == 0 else None
-
-
-@translated
-def move_snapshot(router: Router, snapshot_id: str, shard: str) -> str | None:
-    """Move a ready snapshot to ``shard``: copy it there in one transaction, check the
-    copy's content digest, flip the placement in one coordinator transaction, then
-    remove the old copy. Returns the shard it came from (None: the coordinator).
-
-    Readers find the old copy until the flip and the new one after it
-    (:meth:`Router.run` reads again from the new owner if the old copy went away
-    between finding and reading it): never none, never a mix.
-    """
+    """Remove a snapshot from its owner, then its placement (and the old copies a
+    cut-short move left of it)."""
     check_snapshot_id(snapshot_id)
     coordinator = router.coordinator
-    if shard not in shard_names(coordinator):
-        raise ShardNotFound(f"no shard {shard!r}")
-    came_from = router.shard_of(snapshot_id)
-    if came_from == shard:
-        raise InvalidInput(f"snapshot {snapshot_id!r} is already on shard {shard!r}")
-    source, target = router.connection(came_from), router.connection(shard)
-    for conn, where in ((coordinator, "the coordinator"), (source, "the source"), (target, shard)):
-        require_writable(conn, where)
-    with local.snapshot_lock(source, snapshot_id):
-        snap = local.get_snapshot(source, snapshot_id)
-        with local.snapshot_lock(target, snapshot_id), target.transaction():
-            with load_timeout(target):
-                # a copy left by an interrupted move is not placed there: replace it
-                delete_snapshot_rows(target, snapshot_id)
-                copy_snapshot(source, target, snapshot_id)
-                if _digest(target, snap) != snap.content_digest:
-                    raise InvalidInput(
-                        f"the copy of {snapshot_id!r} on shard {shard!r} does not match its "
-                        "content digest; nothing was moved"
-                    )
-        coordinator.execute(
-            "INSERT INTO riido.placements (snapshot_id, shard) VALUES (%s, %s) "
-            "ON CONFLICT (snapshot_id) DO UPDATE SET shard = excluded.shard",
-            (snapshot_id, shard),
-        )
-        local.drop_snapshot(source, snapshot_id)
-    return came_from
+    if not shard_names(coordinator):  # a single server
+        local.drop_snapshot(coordinator, snapshot_id)
+        return
+    with local.snapshot_lock(coordinator, snapshot_id):
+        shard = router.shard_of(snapshot_id)
+        if shard is None:
+            local.drop_snapshot(coordinator, snapshot_id)
+            return
+        conn = router.connection(shard)
+        require_writable(coordinator, "the coordinator")
+        try:
+            local.drop_snapshot(conn, snapshot_id)
+        except SnapshotNotFound:
+            pass  # placed by a load that never wrote it
+        collect_strays(router, shard)
+        collect_strays(router, None)
+        coordinator.execute("DELETE FROM riido.placements WHERE snapshot_id = %s", (snapshot_id,))

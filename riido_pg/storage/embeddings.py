@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from riido_pg.errors import InvalidInput
+from riido_pg.errors import Hint, InvalidInput
+from riido_pg.quoting import shell_command
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import translated
 from riido_pg.server.plans import Plan, Query
@@ -68,15 +69,20 @@ def require_model(
 ) -> SnapshotModel:
     """The snapshot's embeddings under ``model``, or InvalidInput saying how to add them."""
     if stored is None:
+        load = shell_command("riido-pg", "load", snap.snapshot_id, "SOURCE", "--model", model.name)
         raise InvalidInput(
-            f"snapshot {snap.snapshot_id!r} has no embeddings for model {model.name!r}; "
-            f"add them with `riido-pg load {snap.snapshot_id} SOURCE --model {model.name}` "
-            "(the same source: the load is unchanged and only embeds)"
+            f"snapshot {snap.snapshot_id!r} has no embeddings for model {model.name!r}",
+            Hint(
+                f"add them with `{load}` (the same source: the load is unchanged and only embeds)",
+                f"add them with Database.load() of the same documents and model={model.name!r} "
+                "(the load is unchanged and only embeds)",
+            ),
         )
     if stored.dim != model.dim:
         raise InvalidInput(
             f"snapshot {snap.snapshot_id!r} stores {stored.dim}-dimension vectors for model "
-            f"{model.name!r}, which now gives {model.dim}; reload the snapshot with --replace"
+            f"{model.name!r}, which now gives {model.dim}",
+            Hint("reload the snapshot with --replace", "reload the snapshot with replace=True"),
         )
     return stored
 

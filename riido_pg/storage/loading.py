@@ -40,9 +40,9 @@ import psycopg
 from psycopg import sql
 
 from riido_pg.documents import Document, check_snapshot_id
-from riido_pg.errors import InvalidInput, SnapshotExists
+from riido_pg.errors import Hint, InvalidInput, SnapshotExists
 from riido_pg.server.connect import Conn
-from riido_pg.server.errors import translated
+from riido_pg.server.errors import parallel, translated
 from riido_pg.server.settle import settle
 from riido_pg.storage.indexing import MAX_WORD_BYTES
 from riido_pg.storage.segments import Layout, number, plan_layout, publish_content
@@ -219,7 +219,7 @@ def _refresh_statistics(conn: Conn, added: int, progress: Progress | None) -> No
                 conn.execute(sql.SQL("ANALYZE riido.{}").format(sql.Identifier(table)))
 
 
-@translated
+@translated(commits=parallel)
 def load_snapshot(
     conn: Conn,
     snapshot_id: str,
@@ -235,8 +235,9 @@ def load_snapshot(
     """Create (or, with ``replace``, swap) an immutable snapshot of ``documents``.
 
     ``documents`` is any iterable of :class:`~riido_pg.Document` (a list, a generator,
-    a source's stream), read once; each is checked here unless it comes from a
-    checking reader. Loading identical content again is a no-op, whatever its order;
+    :func:`~riido_pg.sources.open_source`'s stream), read once; each is checked here
+    unless it comes from a checking reader. Loading identical content again is a
+    no-op, whatever its order;
     different content under an existing id raises SnapshotExists unless ``replace``
     is true. ``jobs`` > 1 indexes on that many connections at once (see the module
     docstring); 1 loads in one transaction. ``base`` stores the snapshot on that
@@ -304,8 +305,8 @@ def _existing_ready(conn: Conn, snapshot_id: str, digest: str, replace: bool) ->
         return True
     if not replace:
         raise SnapshotExists(
-            f"snapshot {snapshot_id!r} exists with different content; "
-            "pass --replace (replace=True in Python) to replace it"
+            f"snapshot {snapshot_id!r} exists with different content",
+            Hint("pass --replace to replace it", "pass replace=True to replace it"),
         )
     return False
 

@@ -22,7 +22,14 @@ from typing import Any
 import psycopg
 
 from riido_pg.documents import check_snapshot_id
-from riido_pg.errors import InvalidTextConfig, SnapshotBusy, SnapshotLoading, SnapshotNotFound
+from riido_pg.errors import (
+    Hint,
+    InvalidTextConfig,
+    SnapshotBusy,
+    SnapshotLoading,
+    SnapshotNotFound,
+)
+from riido_pg.quoting import shell_command
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import translated
 from riido_pg.server.plans import Plan, Query, run
@@ -42,6 +49,7 @@ __all__ = [
     "get_snapshot",
     "insert_snapshot_row",
     "list_snapshots",
+    "snapshot_from_row",
     "snapshot_lock",
     "snapshot_plan",
     "text_config_plan",
@@ -147,15 +155,26 @@ def snapshot_lock(conn: Conn, snapshot_id: str) -> Iterator[None]:
 
     A session lock: it outlives the transactions inside the block (a load commits its
     ``loading`` row before writing) and is released when the block ends or the
-    session dies. Re-entrant within one session, as PostgreSQL's advisory locks are.
+    session dies. Inside the caller's transaction it is that transaction's lock,
+    held until the caller commits what the block wrote. Re-entrant within one
+    session, as PostgreSQL's advisory locks are.
     """
     key = _lock_key(snapshot_id)
-    row = conn.execute("SELECT pg_try_advisory_lock(%s, %s)", (_LOCK_NAMESPACE, key)).fetchone()
+    in_caller = conn.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+    take = (
+        "SELECT pg_try_advisory_xact_lock(%s, %s)"
+        if in_caller
+        else "SELECT pg_try_advisory_lock(%s, %s)"
+    )
+    row = conn.execute(take, (_LOCK_NAMESPACE, key)).fetchone()
     if not (row and row[0]):
         raise SnapshotBusy(
             f"snapshot {snapshot_id!r} is being written by another process; "
             "try again when it finishes"
         )
+    if in_caller:
+        yield
+        return
     with releasing(conn, "SELECT pg_advisory_unlock(%s, %s)", (_LOCK_NAMESPACE, key)):
         yield
 
@@ -172,8 +191,11 @@ def text_config_plan(text_config: str) -> Plan[str]:
         else:
             yield Query("RELEASE SAVEPOINT riido_config")
             return str(result.one()[0])
-    hint = "see `SELECT cfgname FROM pg_ts_config`"
-    raise InvalidTextConfig(f"unknown text search configuration {text_config!r}; {hint}")
+    known = yield Query("SELECT cfgname FROM pg_ts_config ORDER BY 1")
+    names = ", ".join(str(r[0]) for r in known.rows)
+    raise InvalidTextConfig(
+        f"unknown text search configuration {text_config!r}; choose among: {names}"
+    )
 
 
 @translated
@@ -201,7 +223,11 @@ def snapshot_plan(snapshot_id: str) -> Plan[Snapshot]:
     snap = yield from find_plan(snapshot_id)
     if snap is None:
         raise SnapshotNotFound(
-            f"no snapshot {snapshot_id!r}; load one with `riido-pg load {snapshot_id} SOURCE`"
+            f"no snapshot {snapshot_id!r}",
+            Hint(
+                f"load one with `{shell_command('riido-pg', 'load', snapshot_id, 'SOURCE')}`",
+                "load one with load_snapshot()",
+            ),
         )
     if snap.state == "ready":
         return snap
@@ -221,9 +247,13 @@ def snapshot_plan(snapshot_id: str) -> Plan[Snapshot]:
             f"snapshot {snapshot_id!r} is not ready on this standby: it is loading on the "
             "primary (query it when the load finishes), or its load was interrupted"
         )
+    drop = shell_command("riido-pg", "snapshots", "drop", snapshot_id)
     raise SnapshotLoading(
-        f"snapshot {snapshot_id!r} was interrupted while loading; run the load again "
-        f"or drop it with `riido-pg snapshots drop {snapshot_id}`"
+        f"snapshot {snapshot_id!r} was interrupted while loading",
+        Hint(
+            f"run the load again or drop it with `{drop}`",
+            "run the load again or drop it with drop_snapshot()",
+        ),
     )
 
 
@@ -251,8 +281,11 @@ def drop_snapshot(conn: Conn, snapshot_id: str) -> None:
             if find_snapshot(conn, snapshot_id) is None:
                 raise SnapshotNotFound(f"no snapshot {snapshot_id!r}")
             conn.execute("DELETE FROM riido.snapshots WHERE snapshot_id = %s", (snapshot_id,))
-        with suppress(psycopg.Error):  # the drop is done; what it freed waits otherwise
-            collect_garbage(conn)
+        if conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+            # not in the caller's transaction: there, the next collection; the drop is
+            # done whatever the collection meets, what it freed waits for the next one
+            with suppress(psycopg.Error):
+                collect_garbage(conn)
 
 
 def insert_snapshot_row(

@@ -2,8 +2,11 @@
 
 The rows are read with ``COPY (SELECT id::text, text::text FROM table) TO STDOUT`` on
 a second session of the same role, streamed into the load as they arrive (memory does
-not grow with the table), and checked exactly like file input (the same errors,
-naming the row's id: a NULL id or text, a duplicate id, an over-limit text).
+not grow with the table). The table is read where the user's DSN points: through a
+coordinator (README "More than one server") that is the coordinator's database,
+while the snapshot is written on its shard. The rows are checked exactly like file
+input (the same errors, naming the row's id: a NULL id or text, a duplicate id, an
+over-limit text).
 Identifiers are composed with ``psycopg.sql.Identifier``; the reading role needs only
 ``SELECT`` on the table.
 
@@ -19,12 +22,13 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+import psycopg
 from psycopg import sql
 
 from riido_pg.documents import Document, DocumentStream, check_document
-from riido_pg.errors import InvalidInput
+from riido_pg.errors import DatabaseError, InvalidInput
 from riido_pg.server.connect import Conn
-from riido_pg.server.errors import translated
+from riido_pg.server.errors import first_line, parallel, translate, translated
 from riido_pg.storage.loading import LoadResult, Progress, load_snapshot
 from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG
 from riido_pg.storage.workers import worker_connection
@@ -49,15 +53,24 @@ def _resolve(conn: Conn, table: str, id_column: str, text_column: str) -> Source
         schema, name = "", table
     if not name or (dot and not schema):
         raise InvalidInput(f"table {table!r}: expected SCHEMA.TABLE or TABLE")
+    # an unqualified name is looked up on the search path, first schema first
     row = conn.execute(
         "SELECT n.nspname, c.relname, c.oid FROM pg_class AS c "
         "JOIN pg_namespace AS n ON n.oid = c.relnamespace "
         "WHERE c.relname = %s AND c.relkind IN ('r', 'v', 'm', 'p', 'f') "
-        "AND n.nspname = CASE WHEN %s = '' THEN current_schema() ELSE %s END",
+        "AND CASE WHEN %s = '' THEN n.nspname = ANY(current_schemas(false)) "
+        "ELSE n.nspname = %s END "
+        "ORDER BY array_position(current_schemas(false), n.nspname::text) LIMIT 1",
         (name, schema, schema),
     ).fetchone()
     if row is None:
-        raise InvalidInput(f"no table {table!r} (expected SCHEMA.TABLE, e.g. public.functions)")
+        if schema:
+            raise InvalidInput(f"no table {table!r} (expected SCHEMA.TABLE, e.g. public.functions)")
+        path = conn.execute("SELECT array_to_string(current_schemas(false), ', ')").fetchone()
+        raise InvalidInput(
+            f"no table {table!r} on the search path ({path[0] if path else ''}); "
+            "name it as SCHEMA.TABLE"
+        )
     found = {
         str(r[0])
         for r in conn.execute(
@@ -90,6 +103,15 @@ def read_table(
     where = f"table {source}"
 
     def rows() -> Iterator[Document]:
+        try:
+            yield from read()
+        except psycopg.Error as exc:
+            mapped = translate(exc)
+            if isinstance(mapped, DatabaseError):  # the table's own (a view dividing by 0)
+                raise DatabaseError(f"{where}: {first_line(exc)}", mapped.hint) from exc
+            raise
+
+    def read() -> Iterator[Document]:
         n = 0
         with worker_connection(conn) as reader, reader.cursor().copy(query) as copy:
             for doc_id, text in copy.rows():
@@ -105,7 +127,7 @@ def read_table(
     return DocumentStream(rows, where=where)
 
 
-@translated
+@translated(commits=parallel)
 def load_snapshot_from_table(
     conn: Conn,
     snapshot_id: str,
@@ -117,11 +139,15 @@ def load_snapshot_from_table(
     replace: bool = False,
     progress: Progress | None = None,
     jobs: int = 1,
+    source: Conn | None = None,
     base: str | None = None,
     fresh: bool = False,
 ) -> LoadResult:
-    """:func:`~riido_pg.storage.loading.load_snapshot` of the rows of ``table``."""
-    docs = read_table(conn, table, id_column, text_column, progress=progress)
+    """:func:`~riido_pg.storage.loading.load_snapshot` of the rows of ``table``, read on
+    ``source`` (the database holding the table, e.g. a coordinator) and written
+    through ``conn`` (the snapshot's server, e.g. its shard); ``source`` defaults to
+    ``conn``."""
+    docs = read_table(source or conn, table, id_column, text_column, progress=progress)
     return load_snapshot(
         conn,
         snapshot_id,

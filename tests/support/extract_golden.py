@@ -6,7 +6,7 @@ language; ``tests/fixtures/extract/golden/<lang>.jsonl`` is what
 change, regenerate and then review the diff line by line (qualified names,
 lines, kept doc comments) before committing:
 
-    .venv/bin/python tests/extract_golden.py
+    .venv/bin/python tests/support/extract_golden.py
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from riido_pg.extract import LANGUAGES, ExtractStats, iter_functions, write_jsonl
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "extract"
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "extract"
 GOLDEN = FIXTURES / "golden"
 FIXTURE_LANGUAGES = tuple(sorted(LANGUAGES))
 

@@ -1,6 +1,6 @@
 """Test corpora, in one place: real source functions from the Python standard library
-(taken with ast, so tests need no network and no fixtures checked into the repo), and
-small BEIR directories written on the fly."""
+(taken with ast, so tests need no network and no fixtures checked into the repo),
+small BEIR directories and JSON Lines files written on the fly."""
 
 from __future__ import annotations
 
@@ -51,6 +51,19 @@ def stdlib_functions(limit: int = 400) -> list[Document]:
                     docs.append(Document(f"{rel}:{node.name}:{node.lineno}", text))
     docs.sort(key=lambda d: d.id)
     return docs[:limit]
+
+
+def write_jsonl(path: Path, docs: Iterable[dict[str, Any]]) -> Path:
+    """Write ``docs`` as JSON Lines (a ``load`` source), one object a line."""
+    path.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
+    return path
+
+
+def numbered_jsonl(path: Path, n: int, word: str = "f") -> Path:
+    """``n`` small documents ``doc000000``... (``def WORD_I(x): WORD x``) as JSON Lines."""
+    return write_jsonl(
+        path, ({"id": f"doc{i:06d}", "text": f"def {word}_{i}(x): {word} x"} for i in range(n))
+    )
 
 
 def write_beir(

@@ -41,8 +41,12 @@ def _as_postgres(args: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *args] if os.geteuid() == 0 else args
 
 
+#: pg_ctl waits for the server this long (its default, 60 s, is short on a loaded machine).
+_WAIT = ("-w", "-t", "300")
+
+
 def _run(args: list[str]) -> None:
-    subprocess.run(_as_postgres(args), check=True, capture_output=True, timeout=120)
+    subprocess.run(_as_postgres(args), check=True, capture_output=True, timeout=600)
 
 
 @dataclass
@@ -56,10 +60,10 @@ class Cluster:
 
     def start(self) -> None:
         log = self.data.parent / "log"
-        _run([str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(log), "-w", "start"])
+        _run([str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(log), *_WAIT, "start"])
 
     def stop(self, mode: str = "fast") -> None:
-        _run([str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w", "stop"])
+        _run([str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", mode, *_WAIT, "stop"])
 
 
 def _configure(data: Path, port: int) -> None:

@@ -1,0 +1,146 @@
+"""The shape of every command: shared options declared once, help in one style.
+
+* :class:`Command` gives each command the shared options -- ``--dsn URL`` (on the
+  commands that talk to a server) and ``--debug`` -- declared here once, so they are
+  accepted after the subcommand as well as before it (on the app, ``main.py``); both
+  land in the run's :class:`~riido_pg.cli.settings.Settings`.
+* Help and usage name every value by one placeholder style (``SNAPSHOT``, ``FILE``,
+  ``N``): no type labels (``<str>``, ``<int range>``), no ranges (``[x>=1]``), no
+  braces around required arguments.
+* :class:`Group` suggests the closest real command for a mistyped one, or none.
+"""
+
+from __future__ import annotations
+
+from difflib import get_close_matches
+from typing import Annotated, Any
+
+import typer
+from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
+
+__all__ = ["SYNONYMS", "Command", "DebugOption", "DsnOption", "Group", "LocalCommand"]
+
+DsnOption = Annotated[
+    str | None,
+    typer.Option(
+        "--dsn",
+        metavar="URL",
+        help="PostgreSQL URL (env RIIDO_PG_DSN); default: the embedded server.",
+        show_default=False,
+    ),
+]
+DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")]
+
+
+class _PlainArgument(TyperArgument):
+    def display_type_rich(self, ctx: Any) -> str | None:
+        return None
+
+    def _usage_display_name(self) -> str:
+        name = self.display_name_raw
+        return name if self.required else f"[{name}]"
+
+    def _get_number_range_help_str(self) -> str | None:
+        return None
+
+
+class _PlainOption(TyperOption):
+    def display_type_rich(self, ctx: Any) -> str | None:
+        return self.metavar or "VALUE"
+
+    def _get_number_range_help_str(self) -> str | None:
+        return None
+
+
+def _plain(param: object) -> None:
+    """Render ``param`` in the one placeholder style (its class, not its behaviour)."""
+    if type(param) is TyperArgument:
+        param.__class__ = _PlainArgument
+    elif type(param) is TyperOption:
+        param.__class__ = _PlainOption
+
+
+def _store(ctx: Any, param: Any, value: Any) -> Any:
+    from riido_pg.cli.settings import settings
+
+    if param.name == "dsn":
+        settings(ctx, dsn=value)
+    elif param.name == "debug":
+        settings(ctx, debug=bool(value))
+    return value
+
+
+def _shared(dsn: bool) -> list[Any]:
+    """Fresh ``--dsn`` (if ``dsn``) and ``--debug`` parameters, stored in the run's
+    Settings rather than passed to the command."""
+    probe = typer.Typer(add_completion=False)
+
+    @probe.command()
+    def shared(dsn: DsnOption = None, debug: DebugOption = False) -> None:
+        """Only its parameters are used."""
+
+    params = [p for p in typer.main.get_command(probe).params if dsn or p.name != "dsn"]
+    for p in params:
+        p.expose_value = False
+        p.callback = _store
+    return params
+
+
+class Command(TyperCommand):
+    """A command that talks to a server: the shared ``--dsn`` and ``--debug``."""
+
+    dsn = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.params.extend(_shared(self.dsn))
+        for p in self.params:
+            _plain(p)
+
+
+class LocalCommand(Command):
+    """A command that needs no server: the shared ``--debug`` only."""
+
+    dsn = False
+
+
+#: Words people try that are not commands, and the command that does it.
+SYNONYMS = {
+    "search": "query",
+    "find": "query",
+    "rank": "query",
+    "index": "load",
+    "import": "load",
+    "add": "load",
+    "store": "load",
+    "list": "snapshots",
+    "ls": "snapshots",
+    "drop": "snapshots",
+    "remove": "snapshots",
+    "evaluate": "eval",
+}
+
+
+class Group(TyperGroup):
+    """A group whose "no such command" names the closest real command, if any (a
+    typo of a command, or of a word in :data:`SYNONYMS`), in the usual message style."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs["suggest_commands"] = False
+        super().__init__(*args, **kwargs)
+        for p in self.params:
+            _plain(p)
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> Any:
+        try:
+            return super().resolve_command(ctx, args)
+        except typer.TyperException as exc:  # click's UsageError
+            if args and args[0] not in self.commands and not args[0].startswith("-"):
+                exc.message = f"no such command {args[0]!r}{self._suggestion(args[0])}"
+            raise
+
+    def _suggestion(self, typo: str) -> str:
+        words = {name: name for name in self.commands}
+        words.update((w, c) for w, c in SYNONYMS.items() if c in self.commands)
+        match = get_close_matches(typo.lower(), list(words), n=1, cutoff=0.75)
+        return f"; did you mean {words[match[0]]!r}?" if match else ""

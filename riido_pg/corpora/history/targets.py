@@ -1,0 +1,138 @@
+"""A question's targets: the parent snapshot's functions whose lines the commit touched.
+
+For each :class:`~riido_pg.corpora.history.diffs.OldSide` (a parent-side file the
+commit changed), the file is looked up in the parent's tree by the snapshot's own
+rules (:class:`~riido_pg.extract.walk.PathFinder`: ignore files at the parent
+revision, excludes, vendored folders, symlinks) and extracted exactly as the
+snapshot extracts it (:func:`~riido_pg.extract.api.file_functions`, and the
+functions a load leaves out as unindexable are left out here too), so every target
+is a document of the snapshot. Then:
+
+* a function's lines run from the first line of its document text (its leading
+  comments, decorators or annotations) to its ``end_line``;
+* each changed or deleted old line counts for the **innermost** function containing
+  it (the one starting last; its enclosing function is not counted for that line);
+* a pure insertion after old line ``a`` counts for the innermost function that
+  contains both line ``a`` and line ``a + 1`` (the insertion lands inside it: new
+  lines added just above a function's first line or just below its last are not in
+  it);
+* a function that is test, docs or example code (the shared path rules and a
+  ``tests`` scope: :func:`~riido_pg.corpora.history.paths.is_test_or_doc`) is not a
+  target (the lines it holds count for nothing), nor is one whose id holds a tab or
+  a line break (it could not be written to ``qrels/test.tsv``).
+
+A file whose blob is missing from the repository (a partial clone) raises
+:class:`MissingObjects`: the question is skipped, since its snapshot could not be
+extracted whole.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from riido_pg.corpora.history.diffs import OldSide
+from riido_pg.corpora.history.paths import is_test_or_doc
+from riido_pg.extract.api import DEFAULT_MAX_FILE_BYTES, file_functions
+from riido_pg.extract.documents import unindexable
+from riido_pg.extract.languages import language_of
+from riido_pg.extract.model import Function
+from riido_pg.extract.stats import ExtractStats
+from riido_pg.extract.walk import PathFinder, Tree
+
+__all__ = ["MissingObjects", "Span", "function_spans", "innermost", "old_side_targets"]
+
+
+class MissingObjects(Exception):
+    """A blob the question needs is not in the repository."""
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A function's lines, 1-based and inclusive."""
+
+    first: int
+    last: int
+    function: Function
+
+
+def _first_line(function: Function) -> int:
+    text = function.text[:-1] if function.text.endswith("\n") else function.text
+    first = function.metadata["end_line"] - text.count("\n")
+    return min(first, function.metadata["start_line"])
+
+
+def function_spans(functions: Iterable[Function]) -> list[Span]:
+    """The spans of a file's functions, sorted by first line (outer before inner)."""
+    spans = [Span(_first_line(f), f.metadata["end_line"], f) for f in functions]
+    spans.sort(key=lambda s: (s.first, -s.last))
+    return spans
+
+
+def innermost(
+    spans: Sequence[Span],
+    firsts: Sequence[int],
+    low: int,
+    high: int,
+    keep: Callable[[Span], bool],
+) -> Span | None:
+    """The innermost span containing lines ``low`` … ``high`` among those ``keep``
+    accepts (``firsts``: the spans' first lines, for bisection)."""
+    i = bisect.bisect_right(firsts, low)
+    while i > 0:
+        i -= 1
+        span = spans[i]
+        if span.last >= high and keep(span):
+            return span
+    return None
+
+
+def _eligible(function: Function) -> bool:
+    return not is_test_or_doc(function.metadata["path"], function.metadata["qualname"]) and not (
+        any(c in function.id for c in "\t\r\n")
+    )
+
+
+def old_side_targets(
+    tree: Tree,
+    finder: PathFinder,
+    selected: frozenset[str],
+    sides: Iterable[OldSide],
+    limit: int,
+) -> set[str]:
+    """The target ids of a commit's old sides in the parent ``tree`` (the module
+    docstring's rules); stops once more than ``limit`` are found."""
+    targets: set[str] = set()
+    documents: dict[str, bool] = {}  # by id: not left out of a load as unindexable
+
+    def is_document(span: Span) -> bool:
+        key = span.function.id
+        if key not in documents:
+            documents[key] = not unindexable(span.function.text)
+        return documents[key]
+
+    for side in sides:
+        name = side.path.rsplit("/", 1)[-1]
+        if not (side.lines or side.insertions) or language_of(name) not in selected:
+            continue
+        if is_test_or_doc(side.path):  # none of its functions could be a target
+            continue
+        entry = finder.find(tree, side.path)
+        if entry is None:
+            continue
+        stats = ExtractStats()
+        functions = file_functions(tree, entry, selected, DEFAULT_MAX_FILE_BYTES, stats)
+        if stats.skipped_unreadable:
+            raise MissingObjects(side.path)
+        spans = function_spans(functions)
+        firsts = [s.first for s in spans]
+        probes = [(line, line) for line in side.lines]
+        probes += [(after, after + 1) for after in side.insertions]
+        for low, high in probes:
+            span = innermost(spans, firsts, low, high, is_document)
+            if span is not None and _eligible(span.function):
+                targets.add(span.function.id)
+                if len(targets) > limit:
+                    return targets
+    return targets

@@ -1,0 +1,106 @@
+"""Throw-away databases on a server, for the tests (``conftest.py``) and the
+benchmarks (``bench/common.py``) alike: one implementation of creating, migrating,
+cloning and dropping them.
+
+A test session migrates one template (:func:`create_template`) and gives each test
+module a copy of it (``CREATE DATABASE ... TEMPLATE``), which is much cheaper than
+running the migrations again.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+import psycopg
+from psycopg import sql
+from psycopg.conninfo import make_conninfo
+
+from riido_pg.server import migrate
+from riido_pg.server.schema import SCHEMA, metadata
+
+__all__ = [
+    "RIIDO_TABLES",
+    "Database",
+    "create_database",
+    "create_template",
+    "drop_database",
+]
+
+#: Every table of the riido schema but alembic's, from the schema's own metadata (so a
+#: table a later migration adds is counted too).
+RIIDO_TABLES: tuple[str, ...] = tuple(
+    sorted(
+        table.name
+        for table in metadata.sorted_tables
+        if table.schema == SCHEMA and table.name != "alembic_version"
+    )
+)
+
+
+@dataclass(frozen=True)
+class Database:
+    dsn: str
+    name: str
+
+    def connect(self, **kwargs: Any) -> psycopg.Connection[Any]:
+        return psycopg.connect(self.dsn, autocommit=True, **kwargs)
+
+    def counts(self) -> dict[str, int]:
+        """Row counts of every riido table, to show that a failure stored nothing."""
+        with self.connect() as conn:
+            return {table: _count(conn, table) for table in RIIDO_TABLES}
+
+    def count(self, table: str) -> int:
+        with self.connect() as conn:
+            return _count(conn, table)
+
+
+def _count(conn: psycopg.Connection[Any], table: str) -> int:
+    row = conn.execute(
+        sql.SQL("SELECT count(*) FROM {}").format(sql.Identifier(SCHEMA, table))
+    ).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def create_database(
+    server_dsn: str, prefix: str, *, migrated: bool = True, template: str | None = None
+) -> Database:
+    """Create ``<prefix>_<8 hex>``: a copy of ``template`` when one is given, else a new
+    database migrated to head (unless ``migrated`` is false)."""
+    name = f"{prefix}_{uuid.uuid4().hex[:8]}"
+    create = sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name))
+    if template is not None:
+        create += sql.SQL(" TEMPLATE {}").format(sql.Identifier(template))
+    with psycopg.connect(server_dsn, autocommit=True) as conn:
+        conn.execute(create)
+    dsn = make_conninfo(server_dsn, dbname=name)
+    if migrated and template is None:
+        migrate.upgrade(dsn)
+    return Database(dsn, name)
+
+
+def create_template(server_dsn: str) -> str:
+    """Create ``riido_template_<8 hex>``, migrated to head and closed to connections (a
+    session connected to a template would make copying it fail); return its name."""
+    template = create_database(server_dsn, "riido_template")
+    with psycopg.connect(server_dsn, autocommit=True) as conn:
+        conn.execute(
+            sql.SQL("ALTER DATABASE {} WITH ALLOW_CONNECTIONS false").format(
+                sql.Identifier(template.name)
+            )
+        )
+    return template.name
+
+
+def drop_database(server_dsn: str, name: str) -> None:
+    """Drop the database, ending the sessions still connected to it."""
+    with psycopg.connect(server_dsn, autocommit=True) as conn:
+        conn.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+            "WHERE datname = %s AND pid <> pg_backend_pid()",
+            (name,),
+        )
+        conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))

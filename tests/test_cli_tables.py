@@ -1,0 +1,126 @@
+"""Tables for people: numbers never disappear on a narrow terminal, every score the
+policy carries is shown, untrusted names never drive the terminal, and ``query`` on a
+terminal shows the first 10 as a table."""
+
+from __future__ import annotations
+
+import os
+import pty
+import re
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+from support.cli import DEFAULT_TIMEOUT, spawn
+from support.database import Database
+
+from riido_pg import Document, load_snapshot
+from riido_pg.cli.tables import print_ranking, print_snapshots
+from riido_pg.ranking import Candidate, Ranking
+from riido_pg.shards import PlacedSnapshot
+from riido_pg.storage import Snapshot
+
+HOSTILE = "x\x1b]0;PWNED\x07\x1b[31mred\x1b[0m.py:f:1"
+LONG = "pkg/very/deeply/nested/module/path/with/a/long/name.py:SomeClass.some_method:123"
+
+
+def _ranking(**extra: float) -> Ranking:
+    candidates = [
+        Candidate(LONG, 1, 12.345678, **{k: v for k, v in extra.items()}),
+        Candidate(HOSTILE, 2, 0.5, **{k: v / 2 for k, v in extra.items()}),
+        Candidate("new\nline", 3, 0.0, **{k: 0.0 for k in extra}),
+    ]
+    return Ranking("snap\x1b[2J", "identifier_bm25_fused", candidates, total=30)
+
+
+def _printed(
+    capsys: pytest.CaptureFixture[str], monkeypatch: Any, columns: int | None, ranking: Ranking
+) -> str:
+    if columns is not None:  # a terminal of that width
+        monkeypatch.setenv("COLUMNS", str(columns))
+        monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    print_ranking(ranking, more_hint=True)
+    return capsys.readouterr().out
+
+
+@pytest.mark.parametrize("columns", [50, 30, None])
+def test_numbers_never_disappear_ids_fold(
+    capsys: pytest.CaptureFixture[str], monkeypatch: Any, columns: int | None
+) -> None:
+    out = _printed(capsys, monkeypatch, columns, _ranking(identifier_bm25_score=3.25))
+    for number in ("12.345678", "3.250000", "0.500000", "1.625000", "0.000000"):
+        assert number in out, out
+    for rank in ("1", "2", "3"):
+        assert re.search(rf"^\S*\s*{rank}\s", out, re.M), out
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", out)  # a terminal's bold and dim
+    if columns is None:  # piped: as wide as it needs, every id whole
+        assert LONG in out
+    elif columns >= 50:  # the id folds within the terminal
+        assert all(len(line) <= columns for line in plain.splitlines()), plain
+        cells = "".join(re.findall(r"│\s+\d?\s+│ (\S+)", plain))
+        assert LONG in cells  # folded, never cut
+    # narrower than any table: as wide as it must be, the terminal wraps, nothing lost
+
+
+@pytest.mark.parametrize("score", ["fused_score", "identifier_bm25_score"])
+def test_the_score_the_policy_adds_is_a_column(
+    capsys: pytest.CaptureFixture[str], monkeypatch: Any, score: str
+) -> None:
+    out = _printed(capsys, monkeypatch, None, _ranking(**{score: 7.0}))
+    header = next(line for line in out.splitlines() if "bm25_score" in line)
+    assert score in header and "7.000000" in out and "3.500000" in out
+
+
+def test_control_characters_are_shown_not_sent(
+    capsys: pytest.CaptureFixture[str], monkeypatch: Any
+) -> None:
+    out = _printed(capsys, monkeypatch, None, _ranking())
+    assert "\x1b" not in out and "\x07" not in out
+    assert "x\\x1b]0;PWNED\\x07\\x1b[31mred\\x1b[0m.py:f:1" in out
+    assert "new\\nline" in out  # one row, not two
+    assert "snap\\x1b[2J" in out
+    assert "27 more candidates not shown; --limit N shows the first N, --all every one" in (
+        " ".join(out.split())
+    )
+    when = datetime(2026, 1, 1, tzinfo=UTC)
+    print_snapshots(
+        [PlacedSnapshot(Snapshot(HOSTILE, 2, "english", "ready", when, ""), "s\x1b[1m")]
+    )
+    listed = capsys.readouterr().out
+    assert "\x1b" not in listed and "x\\x1b]0;PWNED" in listed and "s\\x1b[1m" in listed
+
+
+def test_query_on_a_terminal_is_a_table_of_the_first_10(db: Database) -> None:
+    """A terminal on stdout: a real process (support.cli.spawn)."""
+    with db.connect() as conn:
+        load_snapshot(conn, "tty", [Document(f"d{i:02d}", f"read {i}") for i in range(25)])
+    leader, follower = pty.openpty()
+    seen = b""
+    try:
+        with spawn(
+            ["query", "tty", "read"],
+            dsn=db.dsn,
+            env={"COLUMNS": "50", "TERM": "dumb"},
+            stdout=follower,
+        ) as proc:
+            os.close(follower)
+            follower = -1
+            while True:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:  # the terminal closed when the process exited
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            _, err = proc.communicate(timeout=DEFAULT_TIMEOUT)
+    finally:
+        os.close(leader)
+        if follower >= 0:
+            os.close(follower)
+    assert (proc.returncode, err) == (0, b"")
+    text = seen.decode()
+    assert not text.lstrip().startswith("{")  # not the JSON
+    assert len(re.findall(r"\bd\d\d\b", text)) == 10
+    assert "15 more candidates not shown" in " ".join(text.split())

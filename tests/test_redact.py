@@ -1,0 +1,141 @@
+"""Passwords never in messages: `redact_dsn` masks URL userinfo and `password=` /
+`sslpassword=` values (quoted or not, well-formed or not), and the fragments of them a
+libpq error quotes; `--dsn`, `RIIDO_PG_DSN` and `db` commands print no password."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+import psycopg
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+from psycopg.conninfo import conninfo_to_dict
+from support.cli import run_cli
+
+from riido_pg.db import redact_dsn
+
+#: The leaking forms: libpq's parse error quotes the URL, the bad token, or the part
+#: of a password after its space.
+LEAKS = [
+    ("postgresql://u:LEAK1@[::1/db", "LEAK1"),
+    ("postgresql://u:LEAK2%zz@h/db", "LEAK2"),
+    ("host=h password=LE AK5", "AK5"),
+    ("host=h password='LE AK6", "AK6"),
+    ("postgresql://u@h/db?sslpassword=LEAK7%zz", "LEAK7"),
+    ("host=h sslpassword=LE AK8 port=5432", "AK8"),
+    ('host=h password="LE AK9"', "AK9"),
+    ("postgresql://u:p@LEAK10@127.0.0.1:1/db", "LEAK10"),
+]
+
+
+def _libpq_error(dsn: str) -> str:
+    try:
+        conninfo_to_dict(dsn)
+    except psycopg.Error as exc:
+        return str(exc)
+    return ""
+
+
+@pytest.mark.parametrize(("dsn", "secret"), LEAKS)
+def test_each_leaking_form_is_masked(dsn: str, secret: str) -> None:
+    assert secret not in redact_dsn(dsn)
+    message = _libpq_error(dsn) or f'could not translate host name "{dsn.split("@")[-1]}"'
+    assert secret in message or secret in dsn
+    assert secret not in redact_dsn(message, dsn)
+    assert "***" in redact_dsn(dsn)
+
+
+@pytest.mark.parametrize(
+    ("text", "masked"),
+    [
+        (
+            "postgresql://u:pw@h:5432/db?sslmode=require",
+            "postgresql://u:***@h:5432/db?sslmode=require",
+        ),
+        ("postgresql://u@h/db", "postgresql://u@h/db"),
+        ("postgres://:pw@h", "postgres://:***@h"),
+        ("postgresql://u:a@b@h/db", "postgresql://u:***@h/db"),
+        ("postgresql://u:pw@h1,h2:5433/db", "postgresql://u:***@h1,h2:5433/db"),
+        (
+            "postgresql:///db?host=/tmp&password=pw&port=5",
+            "postgresql:///db?host=/tmp&password=***&port=5",
+        ),
+        ("host=h password=pw dbname=d", "host=h password=*** dbname=d"),
+        ("host=h password = pw dbname=d", "host=h password = *** dbname=d"),
+        ("host=h password='p w\\' x' dbname=d", "host=h password=*** dbname=d"),
+        ("PASSWORD=pw", "PASSWORD=***"),
+        ("host=h user=password", "host=h user=password"),
+        ("dbname=d mypassword=x", "dbname=d mypassword=x"),
+        ('invalid DSN: "postgresql://u:pw@[::1/db"', 'invalid DSN: "postgresql://u:***@[::1/db"'),
+        ("no dsn here", "no dsn here"),
+    ],
+)
+def test_masks_only_the_secret(text: str, masked: str) -> None:
+    assert redact_dsn(text) == masked
+
+
+def test_quoted_fragments_of_other_parts_stay() -> None:
+    dsn = "host=h port=abc password=secret1"
+    message = 'invalid integer value "abc" for connection option "port"'
+    assert redact_dsn(message, dsn) == message
+
+
+_PASSWORD = st.text(
+    alphabet=st.characters(
+        codec="utf-8", exclude_categories=("Cs", "Cc", "Zs", "Zl", "Zp"), exclude_characters="'\\"
+    ),
+    min_size=1,
+    max_size=20,
+).map(lambda s: f"Qz{s}")
+
+
+@given(_PASSWORD)
+@example("Qz%zz")
+@example("Qz@x/y")
+@example("Qz'x")
+def test_no_password_survives_in_any_form(password: str) -> None:
+    encoded = quote(password, safe="")
+    forms = [
+        f"postgresql://u:{encoded}@h/db",
+        f"postgresql://u:{password}@[::1/db",
+        f"postgresql://u@h/db?password={encoded}&sslmode=disable",
+        f"host=h password='{password}' dbname=d",
+        f"host=h password={password} dbname=d",
+        f"sslpassword={password}",
+    ]
+    for dsn in forms:
+        for text in (dsn, f'invalid DSN: "{dsn}"', _libpq_error(dsn)):
+            masked = redact_dsn(text, dsn)
+            assert password not in masked, (dsn, text, masked)
+            assert encoded not in masked, (dsn, text, masked)
+
+
+@pytest.mark.parametrize(
+    ("dsn", "secret", "how"),
+    [(dsn, secret, ("--dsn", "RIIDO_PG_DSN")[i % 2]) for i, (dsn, secret) in enumerate(LEAKS)],
+)
+def test_cli_prints_no_password(dsn: str, secret: str, how: str) -> None:
+    args = ["snapshots", "list"]
+    if how == "--dsn":
+        result = run_cli(["--dsn", dsn, *args], dsn=None, env={"RIIDO_PG_HOME": "/nonexistent/x"})
+    else:
+        result = run_cli(args, dsn=dsn)
+    assert result.code in (1, 2), result
+    assert secret not in result.stderr + result.stdout
+    assert result.stderr.startswith(("error: invalid DSN: ", "error: cannot connect")), result
+    assert result.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("command", "leak"),
+    [(["db", "current"], 0), (["db", "upgrade"], 1), (["db", "downgrade", "base"], 2)],
+)
+def test_db_commands_print_no_password(command: list[str], leak: int) -> None:
+    """alembic's connection went through SQLAlchemy, whose error showed the whole URL."""
+    dsn, secret = LEAKS[leak]
+    result = run_cli(command, dsn=dsn)
+    assert result.code == 2, result
+    assert result.stderr.startswith("error: invalid DSN: "), result
+    assert secret not in result.stderr
+    assert result.stderr.count("\n") == 1
