@@ -43,7 +43,7 @@ def whole(option: str, *, low: int = 1, high: int | None = None) -> Callable[[ob
     span = f"from {low} to {high}" if high is not None else f"of at least {low}"
 
     def parse(value: object) -> int:
-        text = str(value).strip()
+        text = str(value).strip(" \t\n\r\f\v")  # spaces around it, no control characters
         number = int(text) if re.fullmatch(r"-?[0-9]+", text) else None
         if number is None or number < low or (high is not None and number > high):
             raise OptionError(f"{option} must be a whole number {span}, not {value!r}")
