@@ -43,6 +43,7 @@ __all__ = [
     "SnapshotExists",
     "SnapshotLoading",
     "SnapshotNotFound",
+    "TooManyConnections",
     "TransactionFailed",
     "TransactionInProgress",
     "UnknownRevision",
@@ -182,6 +183,11 @@ class DownloadFailed(RiidoError):
 
 class ReadOnlyServer(DatabaseUnavailable):
     """A write (load, drop, move) sent to a read-only hot standby."""
+
+
+class TooManyConnections(DatabaseUnavailable):
+    """The server refused a parallel load's worker sessions (its or the role's
+    connection limit); a load on one connection needs none."""
 
 
 class ShardNotFound(InvalidInput):

@@ -16,10 +16,8 @@ top AS (
     FETCH FIRST coalesce(%(limit)s::int8, 9223372036854775807) ROWS WITH TIES
 ),
 named AS (
-    SELECT t.doc_ord, d.doc_id, t.units
+    SELECT t.doc_ord, ({doc_id}) AS doc_id, t.units
     FROM top AS t
-    JOIN riido.documents AS d
-      ON d.segment_id = ANY(%(segments)s::uuid[]) AND d.doc_ord = t.doc_ord
 ),
 {zeros}
 SELECT r.doc_ord, r.doc_id, r.units

@@ -28,10 +28,8 @@ top AS (
     FETCH FIRST coalesce(%(limit)s::int8, 9223372036854775807) ROWS WITH TIES
 ),
 named AS (
-    SELECT t.doc_ord, d.doc_id, t.score, t.raw, t.ident
+    SELECT t.doc_ord, ({doc_id}) AS doc_id, t.score, t.raw, t.ident
     FROM top AS t
-    JOIN riido.documents AS d
-      ON d.segment_id = ANY(%(segments)s::uuid[]) AND d.doc_ord = t.doc_ord
 ),
 {zeros}
 SELECT r.doc_ord, r.doc_id, r.score, r.raw, r.ident

@@ -14,16 +14,12 @@
 WITH {removed}{scored_raw},
 {scored_ident},
 ranked_raw AS (
-    SELECT s.doc_ord, s.units, row_number() OVER (ORDER BY s.units DESC, d.doc_id) AS r
-    FROM {raw_name} AS s
-    JOIN riido.documents AS d
-      ON d.segment_id = ANY(%(segments)s::uuid[]) AND d.doc_ord = s.doc_ord
+    SELECT x.doc_ord, x.units, row_number() OVER (ORDER BY x.units DESC, x.doc_id) AS r
+    FROM (SELECT t.doc_ord, t.units, ({doc_id}) AS doc_id FROM {raw_name} AS t) AS x
 ),
 ranked_ident AS (
-    SELECT s.doc_ord, s.units, row_number() OVER (ORDER BY s.units DESC, d.doc_id) AS r
-    FROM {ident_name} AS s
-    JOIN riido.documents AS d
-      ON d.segment_id = ANY(%(segments)s::uuid[]) AND d.doc_ord = s.doc_ord
+    SELECT x.doc_ord, x.units, row_number() OVER (ORDER BY x.units DESC, x.doc_id) AS r
+    FROM (SELECT t.doc_ord, t.units, ({doc_id}) AS doc_id FROM {ident_name} AS t) AS x
 ),
 matched AS MATERIALIZED (
     SELECT coalesce(a.doc_ord, b.doc_ord) AS doc_ord,
@@ -40,10 +36,8 @@ top AS (
     FETCH FIRST coalesce(%(limit)s::int8, 9223372036854775807) ROWS WITH TIES
 ),
 named AS (
-    SELECT t.doc_ord, d.doc_id, t.score, t.raw, t.ident
+    SELECT t.doc_ord, ({doc_id}) AS doc_id, t.score, t.raw, t.ident
     FROM top AS t
-    JOIN riido.documents AS d
-      ON d.segment_id = ANY(%(segments)s::uuid[]) AND d.doc_ord = t.doc_ord
 ),
 {zeros}
 SELECT r.doc_ord, r.doc_id, r.score, r.raw, r.ident

@@ -39,12 +39,13 @@ def _source(tmp_path: Path, name: str, n: int = N, word: str = "alpha") -> Path:
 
 
 def _wait_writing(db: Database) -> None:
-    """Until the loader waits for the test's lock to write the documents rows."""
+    """Until the loader, its input read and its texts stored, waits for the test's lock
+    on riido.segments (to compute its difference from a base, or to write its new
+    segment)."""
     wait_for(
         db,
         "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() "
-        "AND application_name = 'riido-pg' AND wait_event_type = 'Lock' "
-        "AND query LIKE '-- insert_documents.sql%%')",
+        "AND application_name = 'riido-pg' AND wait_event_type = 'Lock')",
     )
 
 
@@ -67,7 +68,7 @@ def test_killed_loader_leaves_nothing_queryable_and_rerun_completes(
     snapshot = f"killed-{how}"
     src = _source(tmp_path, "big.jsonl")
     with (
-        table_locked(db, "documents") as release,
+        table_locked(db, "segments") as release,
         spawn(["load", snapshot, str(src)], dsn=db.dsn, env=LOCK_WAIT) as proc,
     ):
         _wait_writing(db)
@@ -106,7 +107,7 @@ def test_killed_loader_leaves_nothing_queryable_and_rerun_completes(
 def test_loading_snapshot_and_concurrent_loader(db: Database, tmp_path: Path) -> None:
     src = _source(tmp_path, "big.jsonl")
     with (
-        table_locked(db, "documents") as release,
+        table_locked(db, "segments") as release,
         spawn(["load", "busy", str(src)], dsn=db.dsn, env=LOCK_WAIT) as first,
     ):
         _wait_writing(db)
@@ -177,10 +178,8 @@ def test_replace_is_atomic_for_concurrent_readers(db: Database) -> None:
                     "AND wait_event_type = 'Lock' AND query LIKE 'UPDATE riido.snapshots%%')",
                     (loader.info.backend_pid,),
                 )
-                with db.connect() as conn:  # the replace's writes are in, not committed
-                    assert conn.execute(
-                        "SELECT count(*) FROM riido.documents WHERE snapshot_id = 'swap'"
-                    ).fetchone() == (len(old),)
+                # the replace's writes are in, not committed: the snapshot holds the old
+                assert _documents(db, "swap") == len(old)
                 # readers go on reading while the replace waits
                 wait_read(seen, errors, "old", times=seen.count("old") + 6)
                 assert "new" not in seen

@@ -25,11 +25,23 @@ HOSTILE = "x\x1b]0;PWNED\x07\x1b[31mred\x1b[0m.py:f:1"
 LONG = "pkg/very/deeply/nested/module/path/with/a/long/name.py:SomeClass.some_method:123"
 
 
+def _scores(extra: dict[str, float], scale: float) -> dict[str, Any]:
+    """Candidate keywords for extra scores: the identifier column's, or a policy's own
+    (``fused_score``, ``rrf_score``: a ``score`` under its ``score_name``)."""
+    out: dict[str, Any] = {}
+    for key, value in extra.items():
+        if key == "identifier_bm25_score":
+            out[key] = value * scale
+        else:
+            out.update(score=value * scale, score_name=key)
+    return out
+
+
 def _ranking(**extra: float) -> Ranking:
     candidates = [
-        Candidate(LONG, 1, 12.345678, **{k: v for k, v in extra.items()}),
-        Candidate(HOSTILE, 2, 0.5, **{k: v / 2 for k, v in extra.items()}),
-        Candidate("new\nline", 3, 0.0, **{k: 0.0 for k in extra}),
+        Candidate(LONG, 1, 12.345678, **_scores(extra, 1)),
+        Candidate(HOSTILE, 2, 0.5, **_scores(extra, 0.5)),
+        Candidate("new\nline", 3, 0.0, **_scores(extra, 0)),
     ]
     return Ranking("snap\x1b[2J", "identifier_bm25_fused", candidates, total=30)
 
@@ -63,7 +75,7 @@ def test_numbers_never_disappear_ids_fold(
     # narrower than any table: as wide as it must be, the terminal wraps, nothing lost
 
 
-@pytest.mark.parametrize("score", ["fused_score", "identifier_bm25_score"])
+@pytest.mark.parametrize("score", ["fused_score", "rrf_score", "identifier_bm25_score"])
 def test_the_score_the_policy_adds_is_a_column(
     capsys: pytest.CaptureFixture[str], monkeypatch: Any, score: str
 ) -> None:

@@ -25,9 +25,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from psycopg import sql
 from support.cli import run_cli, spawn
 from support.database import Database
-from support.sessions import WAIT, readers, table_locked, wait_for, wait_read, wait_until
+from support.sessions import (
+    WAIT,
+    login_role,
+    readers,
+    table_locked,
+    wait_for,
+    wait_read,
+    wait_until,
+)
 
 from riido_pg import Document, load_snapshot, rank_snapshot
 from riido_pg.errors import SnapshotNotFound
@@ -507,3 +516,67 @@ def test_sigkill_of_a_parallel_replace_keeps_the_old_snapshot(
         drop_snapshot(conn, snapshot)
     assert _states(db, snapshot) == []
     _assert_clean(db)
+
+
+# -- a server that refuses the workers ------------------------------------------------
+
+
+def test_a_server_refusing_the_workers_stores_nothing(
+    db: Database, server_dsn: str, tmp_path: Path
+) -> None:
+    """A role limited to 2 connections cannot open 4 workers: one error line saying
+    the server refused them and what to do, exit 1, and not even a 'loading' row."""
+
+    def grant(role: str) -> None:
+        with db.connect() as conn:
+            ident = sql.Identifier(role)
+            conn.execute(sql.SQL("ALTER ROLE {} CONNECTION LIMIT 2").format(ident))
+            conn.execute(sql.SQL("GRANT USAGE ON SCHEMA riido TO {}").format(ident))
+            conn.execute(sql.SQL("GRANT ALL ON ALL TABLES IN SCHEMA riido TO {}").format(ident))
+
+    src = _source(tmp_path, "few.jsonl", "lim", n=50)
+    before = _state(db)
+    with login_role(db, server_dsn, grant) as dsn:
+        result = run_cli(["load", "lim2", str(src), "--jobs", "4"], dsn=dsn)
+        assert (result.code, result.stdout) == (1, ""), result.stderr
+        assert result.stderr.startswith("error: the server refused more connections (")
+        assert result.stderr.endswith(
+            "a load with 4 workers needs 5 sessions; nothing was stored; load with --jobs 1\n"
+        ), result.stderr
+        assert _state(db) == before
+        again = run_cli(["load", "lim2", str(src), "--jobs", "1"], dsn=dsn)
+        assert again.code == 0, again.stderr
+
+
+# -- an interrupt after the load is published ------------------------------------------
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_an_interrupt_after_publishing_reports_the_load(
+    db: Database, tmp_path: Path, jobs: str
+) -> None:
+    """SIGINT while the load updates planner statistics (the snapshot is published):
+    the load is reported as done, a note says what was cut short, exit 0."""
+    snapshot, word = f"tidy-{jobs}", f"tidy{jobs}"
+    src = _source(tmp_path, "tidy.jsonl", word)
+    # ANALYZE waits behind this lock; the load's own inserts do not
+    with (
+        table_locked(db, "documents", "SHARE UPDATE EXCLUSIVE") as release,
+        _spawn(db, "load", snapshot, str(src), "--jobs", jobs) as proc,
+    ):
+        wait_for(
+            db,
+            "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database() "
+            "AND application_name = 'riido-pg' AND wait_event_type = 'Lock' "
+            "AND query LIKE 'ANALYZE%%')",
+        )
+        assert _states(db, snapshot) == ["ready"]
+        proc.send_signal(signal.SIGINT)
+        release.set()
+        out, err = proc.communicate(timeout=WAIT)
+    assert (proc.returncode, out.decode()) == (0, f"loaded snapshot '{snapshot}' ({N} documents)\n")
+    assert err.decode() == (
+        "note: updating statistics and collecting unused rows were cut short "
+        "(interrupted); the next load or drop finishes them\n"
+    )
+    assert _documents(db, snapshot) == N

@@ -149,9 +149,10 @@ def test_an_interrupt_after_the_switch_finishes_the_move(
     src = numbered_jsonl(tmp_path / "cut.jsonl", 2_000, "cut")
     assert coord.cli("load", "cut", str(src), "--shard", "s1").code == 0
     # reading is allowed, deleting waits: the move copies, switches, then waits in its
-    # clean-up (dropping the old copy on s1), where it gets a real SIGINT
+    # clean-up (dropping the old copy on s1 deletes its path rows), where it gets a
+    # real SIGINT
     with (
-        table_locked(coord.shards["s1"], "documents", "SHARE") as release,
+        table_locked(coord.shards["s1"], "snapshot_segments", "SHARE") as release,
         spawned(coord.db.dsn, "snapshots", "move", "cut", "s2") as move,
     ):
         wait_waiting(coord.shards["s1"], "DELETE%")

@@ -58,6 +58,9 @@ class Listing:
                 "state": p.snapshot.state,
                 "created": p.snapshot.created_at.isoformat(),
                 "shard": p.shard,
+                "base": p.snapshot.base,
+                "added": p.snapshot.added,
+                "removed": p.snapshot.removed,
             }
             for p in self.snapshots
         ]

@@ -17,6 +17,7 @@ from riido_pg.cli.extract import (
     tree_notes,
 )
 from riido_pg.cli.options import ShardOpt, SnapshotArg, TextConfig, whole
+from riido_pg.cli.output import note
 from riido_pg.cli.progress import progress_bar
 from riido_pg.cli.settings import database, settings
 from riido_pg.errors import ConflictingOptions
@@ -144,11 +145,10 @@ def load(
     if loaded.stats is not None:
         tree_notes(loaded.stats, debug=settings(ctx).debug)
     verb = {"created": "loaded", "replaced": "replaced", "unchanged": "unchanged:"}[loaded.action]
-    line = f"{verb} snapshot {loaded.snapshot_id!r} ({count(loaded.documents, 'document')}"
+    line = f"{verb} snapshot {loaded.snapshot_id!r} ({count(loaded.documents, 'document')})"
     result = loaded.result
-    if result.base is not None:
-        line += f", on {result.base!r}: {result.added} added, {result.removed} removed"
-    line += ")"
     if loaded.embedded is not None:
         line += f", embedded with {loaded.embedded}"
     typer.echo(line)
+    if result.note is not None:  # the load is done; only its tidying was cut short
+        note(result.note)

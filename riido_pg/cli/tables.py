@@ -89,21 +89,26 @@ def print_ranking(ranking: Ranking, *, more_hint: bool) -> None:
 
 
 def print_snapshots(snaps: Sequence[PlacedSnapshot]) -> None:
-    """The snapshots table; a shard column when any snapshot is on a shard."""
+    """The snapshots table; a base column and the difference's size (documents added /
+    removed) when any snapshot is on a base, a shard column when any is on a shard."""
     table = Table()
     _id_column(table, "id")
     _number_column(table, "documents", [str(p.snapshot.documents) for p in snaps])
     sharded = any(p.shard is not None for p in snaps)
-    for name in ("text config", "state", "created", *(("shard",) if sharded else ())):
-        table.add_column(name, no_wrap=name == "created")
+    based = any(p.snapshot.base is not None for p in snaps)
+    names = ("text config", "state", "created", *(("base", "+ / −") if based else ()))
+    for name in (*names, *(("shard",) if sharded else ())):
+        table.add_column(name, no_wrap=name in ("created", "+ / −"))
     for p in snaps:
         s = p.snapshot
+        on_base = (_text(s.base), f"+{s.added} / −{s.removed}") if s.base is not None else ("", "")
         table.add_row(
             _text(s.snapshot_id),
             str(s.documents),
             _text(s.text_config),
             _text(s.state),
             s.created_at.isoformat(timespec="seconds"),
+            *(on_base if based else ()),
             *((_text(p.shard or "(coordinator)"),) if sharded else ()),
         )
     _console(table).print(table)

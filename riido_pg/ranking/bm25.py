@@ -80,6 +80,9 @@ def _zeros(target: Target, matched: str, count: sql.Composable) -> sql.Composed:
     )
 
 
+#: The id of document ``t.doc_ord`` (``sql/doc_id.sql``), as a scalar subquery.
+_DOC_ID = sql.SQL(sql_template("doc_id").strip())
+
 #: How many zero-score documents a ranking of ``%(limit)s`` needs after ``named``.
 _ZERO_COUNT = sql.SQL(
     "(SELECT CASE WHEN %(limit)s::int8 IS NULL THEN NULL "
@@ -90,6 +93,7 @@ _ZERO_COUNT = sql.SQL(
 def ranked(target: Target, col: str, lexemes: Sequence[str], limit: int | None) -> Query:
     """One column's ranking (``sql/rank.sql``): rows (doc_ord, doc_id, units)."""
     statement = sql.SQL(sql_template("rank")).format(
+        doc_id=_DOC_ID,
         removed=_removed(target),
         scored=_scored(target, col),
         scored_name=sql.Identifier(f"scored_{col}"),
@@ -110,6 +114,7 @@ def two_columns(
     ``rank_rrf``) composed with both columns' ``sql/scored.sql``; ``params`` are its
     own parameters. Rows (doc_ord, doc_id, score, raw units, identifier units)."""
     statement = sql.SQL(sql_template(name)).format(
+        doc_id=_DOC_ID,
         removed=_removed(target),
         scored_raw=_scored(target, "raw"),
         scored_ident=_scored(target, "ident"),

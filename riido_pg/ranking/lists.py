@@ -11,8 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from psycopg import sql
+
 from riido_pg.errors import InvalidInput
 from riido_pg.ranking import bm25
+from riido_pg.resources import sql_template
 from riido_pg.server.plans import Plan, Query
 from riido_pg.storage.snapshots import Target
 
@@ -24,9 +27,9 @@ def doc_ids(target: Target, ords: Sequence[int]) -> Plan[dict[int, str]]:
     if not ords:
         return {}
     result = yield Query(
-        "SELECT d.doc_ord, d.doc_id FROM unnest(%(ords)s::int[]) AS o(doc_ord) "
-        "JOIN riido.documents AS d "
-        "ON d.segment_id = ANY(%(segments)s::uuid[]) AND d.doc_ord = o.doc_ord",
+        sql.SQL("SELECT t.doc_ord, ({}) FROM unnest(%(ords)s::int[]) AS t(doc_ord)").format(
+            sql.SQL(sql_template("doc_id").strip())
+        ),
         {"ords": list(ords), "segments": list(target.segments)},
     )
     return {int(r[0]): str(r[1]) for r in result.rows}

@@ -29,6 +29,7 @@ removes (every load and every drop runs it as it ends).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import threading
 import uuid
@@ -91,6 +92,9 @@ class LoadResult:
     #: Documents in its own new segment, and documents of its path it does not hold.
     added: int = 0
     removed: int = 0
+    #: What the caller should know of a load that succeeded (an interrupt that cut the
+    #: tidying after the snapshot was published short), else None.
+    note: str | None = None
 
 
 def default_jobs() -> int:
@@ -288,11 +292,32 @@ def write_snapshot(
     req = request(snapshot_id, documents, text_config, replace, progress, base=base, fresh=fresh)
     try:
         with texts_shared(conn):
-            return _load_one(conn, req) if jobs == 1 else _load_parallel(conn, req, jobs)
-    finally:
-        if not in_transaction and not conn.closed and not conn.broken:
-            with suppress(psycopg.Error):
-                collect_garbage(conn)
+            result = _load_one(conn, req) if jobs == 1 else _load_parallel(conn, req, jobs)
+    except BaseException:
+        if not in_transaction:
+            _collect(conn)  # what a failed load stored is nobody's
+        raise
+    if in_transaction:
+        return result
+    try:  # the snapshot is published: an interrupt from here on only cuts the tidying
+        if result.action != "unchanged":
+            _refresh_statistics(conn, result.added, progress)
+        _collect(conn)
+    except KeyboardInterrupt:
+        settle(conn)
+        return dataclasses.replace(
+            result,
+            note="updating statistics and collecting unused rows were cut short "
+            "(interrupted); the next load or drop finishes them",
+        )
+    return result
+
+
+def _collect(conn: Conn) -> None:
+    """The collector, after a load (when the connection is still usable)."""
+    if not conn.closed and not conn.broken:
+        with suppress(psycopg.Error):
+            collect_garbage(conn)
 
 
 def _existing_ready(conn: Conn, snapshot_id: str, digest: str, replace: bool) -> bool:
@@ -363,7 +388,6 @@ def _load_one(conn: Conn, req: Request) -> LoadResult:
         raise
     if unchanged:
         return LoadResult(snapshot_id, staged.documents, "unchanged")
-    _refresh_statistics(conn, layout.added if layout.base else staged.documents, progress)
     return _result(req, staged, layout, marked)
 
 
@@ -397,7 +421,6 @@ def _load_parallel(conn: Conn, req: Request, jobs: int) -> LoadResult:
         except BaseException:
             _forget(conn, snapshot_id if marked else None, token)
             raise
-    _refresh_statistics(conn, layout.added if layout.base else staged.documents, progress)
     return _result(req, staged, layout, marked)
 
 

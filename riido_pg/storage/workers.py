@@ -19,6 +19,7 @@ from contextlib import contextmanager, suppress
 
 import psycopg
 
+from riido_pg.errors import Hint, TooManyConnections
 from riido_pg.server.connect import Conn
 from riido_pg.storage.indexing import Skips, index_texts
 from riido_pg.storage.timeouts import load_timeout_ms
@@ -115,7 +116,16 @@ def worker_connections(conn: Conn, n: int) -> list[Conn]:
     out: list[Conn] = []
     try:
         for _ in range(n):
-            c = psycopg.connect(autocommit=True, **params)  # type: ignore[arg-type]
+            try:
+                c = psycopg.connect(autocommit=True, **params)  # type: ignore[arg-type]
+            except psycopg.OperationalError as exc:
+                if _refused(exc):
+                    raise TooManyConnections(
+                        f"the server refused more connections ({_first(exc)}): a load with "
+                        f"{n} workers needs {n + 1} sessions; nothing was stored",
+                        Hint("load with --jobs 1", "load with jobs=1"),
+                    ) from exc
+                raise
             out.append(c)
             # a load's session: bounded by its input, not by the query timeout
             c.execute(
@@ -126,6 +136,25 @@ def worker_connections(conn: Conn, n: int) -> list[Conn]:
             c.close()
         raise
     return out
+
+
+def _refused(exc: psycopg.OperationalError) -> bool:
+    """The server (or the role) is at its connection limit."""
+    text = str(exc)
+    return any(
+        m in text
+        for m in (
+            "too many connections",
+            "too many clients",
+            "remaining connection slots are reserved",
+        )
+    )
+
+
+def _first(exc: BaseException) -> str:
+    lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+    last = lines[-1] if lines else type(exc).__name__
+    return last.removeprefix("FATAL:").strip()
 
 
 @contextmanager
