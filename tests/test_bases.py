@@ -108,7 +108,7 @@ def _unreferenced(conn: Any) -> dict[str, int]:
 
 
 @settings(
-    max_examples=20,
+    max_examples=12,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )

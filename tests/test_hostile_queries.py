@@ -34,7 +34,7 @@ from riido_pg import (
     rank_documents,
     rank_snapshot,
 )
-from riido_pg.cli.search import NO_WORDS
+from riido_pg.cli.search import NO_WORDS, NO_WORDS_HINTED
 from riido_pg.documents import MAX_QUERY_BYTES
 from riido_pg.ranking import (
     BM25,
@@ -452,13 +452,23 @@ def as_argv(query: str) -> str:
     return data.decode("utf-8", "surrogateescape")
 
 
+def no_words_note(policy: str) -> str:
+    """The note of a query without searchable words: the order it states is the
+    policy's (id order, or id order with the hints' suggestions interleaved)."""
+    if policy == EXTERNAL_HINTS_BASELINE_FIRST:
+        return f"note: {NO_WORDS_HINTED.format(source='hints file')}\n"
+    if REGISTRY[policy].needs_model:
+        return f"note: {NO_WORDS_HINTED.format(source='model')}\n"
+    return f"note: {NO_WORDS}\n"
+
+
 def _check_cli(result: Any, query: str, policy: str) -> None:
     error = expected_error(query)
     assert "Traceback" not in result.stderr
     if error is not None:
         assert (result.code, result.stdout, result.stderr) == (2, "", f"error: {error}\n")
         return
-    assert result.code == 0 and result.stderr in ("", f"note: {NO_WORDS}\n"), result
+    assert result.code == 0 and result.stderr in ("", no_words_note(policy)), result
     body = json.loads(result.stdout)
     if result.stderr:  # no searchable words: every document scores 0
         assert all(c["bm25_score"] == 0.0 for c in body["candidates"])
@@ -553,6 +563,21 @@ def test_cli_table_format_with_hostile_queries(cli: Any) -> None:
         result = cli(["query", "--format", "table", "--", SNAP, query])
         assert (result.code, result.stderr) == (0, stderr), result
         assert "'; drop table riido.documents; --" in result.stdout
+
+
+def test_cli_no_words_note_states_the_order_the_candidates_are_in(
+    cli: Any, hints_file: Path
+) -> None:
+    ids = sorted(d.id for d in DOCS)
+    for policy in POLICIES:
+        result = cli(["query", *_policy_args(policy, hints_file), "--", SNAP, "!!!???"])
+        assert (result.code, result.stderr) == (0, no_words_note(policy)), (policy, result)
+        got = [c["id"] for c in json.loads(result.stdout)["candidates"]]
+        assert sorted(got) == ids and got[0] == ids[0], policy
+        if result.stderr == f"note: {NO_WORDS}\n":
+            assert got == ids, policy  # said "in id order": it is
+        else:
+            assert got != ids, policy  # the suggestions moved some: not said to be
 
 
 MARKUP_IDS = ["[/]", "[bold]b[/bold]", "[link=https://example.com]c"]

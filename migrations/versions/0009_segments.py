@@ -25,7 +25,6 @@ Revises: 0008
 Create Date: 2026-12-02
 """
 
-# ruff: noqa: S608  (statements built from the constant schema name, no values)
 from __future__ import annotations
 
 from alembic import op

@@ -26,7 +26,7 @@ from riido_pg.errors import ConflictingOptions
 from riido_pg.ranking import Ranking
 from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG
 
-__all__ = ["NO_WORDS", "TABLE_ROWS", "hints", "query"]
+__all__ = ["NO_WORDS", "NO_WORDS_HINTED", "TABLE_ROWS", "hints", "query"]
 
 #: Rows a table shows when neither --limit nor --all is given.
 TABLE_ROWS = 10
@@ -35,11 +35,22 @@ NO_WORDS = (
     "the query has no searchable words (empty, or only stop words for this text "
     "configuration): every document scores 0 and they follow in id order"
 )
+#: The same, when hints (a hints file's or a model's) reorder the zeros.
+NO_WORDS_HINTED = (
+    "the query has no searchable words (empty, or only stop words for this text "
+    "configuration): every document scores 0; the first in id order leads, then the "
+    "{source}'s suggestions alternate with the rest in id order"
+)
 
 
-def _noted(ranking: Ranking) -> Ranking:
+def _noted(ranking: Ranking, *, hints: list[str] | None, model: str | None) -> Ranking:
     if not ranking.searchable:
-        note(NO_WORDS)
+        if model is not None:
+            note(NO_WORDS_HINTED.format(source="model"))
+        elif hints is not None:
+            note(NO_WORDS_HINTED.format(source="hints file"))
+        else:
+            note(NO_WORDS)
     return ranking
 
 
@@ -73,7 +84,7 @@ def hints(
             hints=chosen.hints,
             model=model,
         )
-    emit_json(_noted(ranking).to_dict())
+    emit_json(_noted(ranking, hints=chosen.hints, model=model).to_dict())
 
 
 def query(
@@ -108,7 +119,7 @@ def query(
             hints=chosen.hints,
             model=model,
         )
-    _noted(ranking)
+    _noted(ranking, hints=chosen.hints, model=model)
     if shown is Format.json:
         emit_json(ranking.to_dict())
         return

@@ -40,6 +40,7 @@ from dataclasses import dataclass
 import psycopg
 from psycopg import sql
 
+from riido_pg import config
 from riido_pg.documents import Document, check_snapshot_id
 from riido_pg.errors import Hint, InvalidInput, SnapshotExists
 from riido_pg.server.connect import Conn
@@ -69,16 +70,13 @@ __all__ = [
     "write_snapshot",
 ]
 
-#: work_mem of the statement building a column's postings (its hash aggregate holds
-#: every lexeme's arrays; under the 4 MB default it spills to disk, and at a million
-#: documents the spills cost more than the aggregate); ``RIIDO_PG_LOAD_WORK_MEM``.
-POSTINGS_WORK_MEM = "256MB"
-
 
 def _postings_work_mem(conn: Conn) -> None:
-    """Raise work_mem for the rest of the current transaction (a load's)."""
-    value = os.environ.get("RIIDO_PG_LOAD_WORK_MEM", POSTINGS_WORK_MEM)
-    conn.execute("SELECT set_config('work_mem', %s, true)", (value,))
+    """Raise work_mem for the rest of the current transaction (a load's): the
+    statement building a column's postings holds every lexeme's arrays in a hash
+    aggregate, and under the 4 MB default it spills to disk (``RIIDO_PG_LOAD_WORK_MEM``,
+    default :data:`riido_pg.config.DEFAULT_LOAD_WORK_MEM`)."""
+    conn.execute("SELECT set_config('work_mem', %s, true)", (config.load_work_mem(),))
 
 
 @dataclass(frozen=True, slots=True)

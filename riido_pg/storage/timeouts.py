@@ -3,12 +3,12 @@ guarantees": loads are bounded by their input, queries by ``statement_timeout``)
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 
 import psycopg
 
+from riido_pg import config
 from riido_pg.server.connect import Conn
 
 __all__ = ["load_session_timeout", "load_timeout", "load_timeout_ms"]
@@ -16,8 +16,7 @@ __all__ = ["load_session_timeout", "load_timeout", "load_timeout_ms"]
 
 def load_timeout_ms() -> int:
     """A load's statement timeout: ``RIIDO_PG_LOAD_TIMEOUT_MS``, default 0 (none)."""
-    value = os.environ.get("RIIDO_PG_LOAD_TIMEOUT_MS", "0")
-    return int(value) if value.isdigit() else 0
+    return config.load_timeout_ms()
 
 
 @contextmanager

@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 
 import platformdirs
 
+from riido_pg import config
 from riido_pg.errors import DownloadFailed, InvalidCorpus
 from riido_pg.extract.paths import is_test_path
 
@@ -71,9 +72,9 @@ PINS: tuple[Pin, ...] = (
 
 def default_cache_dir() -> Path:
     """``$RIIDO_PG_HOME/cache/docproxy``, else the user cache dir's ``riido-pg/docproxy``."""
-    env = os.environ.get("RIIDO_PG_HOME")
-    if env:
-        return Path(env).expanduser().resolve() / "cache" / "docproxy"
+    home = config.home_override()
+    if home is not None:
+        return home / "cache" / "docproxy"
     return Path(platformdirs.user_cache_dir("riido-pg")).resolve() / "docproxy"
 
 
