@@ -25,7 +25,13 @@ from riido_pg.evaluation.corpora import StoredQuestion, corpus_info, load_questi
 from riido_pg.evaluation.learned import LearnedSide, prepare
 from riido_pg.evaluation.result import Evaluation, QuestionResult
 from riido_pg.evaluation.runfiles import DEFAULT_RUN_DEPTH, RunWriter
-from riido_pg.evaluation.scoring import Batch, Column, Documents, column, documents
+from riido_pg.evaluation.scoring import (
+    Batch,
+    ColumnWeights,
+    Documents,
+    column_weights,
+    documents,
+)
 from riido_pg.ranking.combiners import COLUMNS, Fused
 from riido_pg.ranking.policies import (
     BM25,
@@ -115,7 +121,9 @@ def evaluate(
         if any(p.needs_model for p in chosen):
             assert model is not None
             learned = prepare(conn, snap, model, [q.text for q in questions], docs)
-        columns = {c: column(conn, snap, c, [t.of(c) for t in terms], docs) for c in COLUMNS}
+        columns = {
+            c: column_weights(conn, snap, c, [t.of(c) for t in terms], docs) for c in COLUMNS
+        }
         doc_ids: list[str] = []
         if run_dir is not None:
             doc_ids = _ids_in_order(conn, snap, docs)
@@ -221,7 +229,7 @@ def _costs(
 def _evaluate_batch(
     questions: Sequence[StoredQuestion],
     terms: Sequence[QueryTerms],
-    columns: dict[str, Column],
+    columns: dict[str, ColumnWeights],
     docs: Documents,
     start: int,
     policies: Sequence[Policy],
@@ -236,7 +244,7 @@ def _evaluate_batch(
     )
     target_ords = docs.place([t for q in questions for t in q.targets])
     stop = start + len(questions)
-    scores = {c: (col.q[start:stop] @ col.w).tocsr() for c, col in columns.items()}
+    scores = {c: (col.questions[start:stop] @ col.weights).tocsr() for c, col in columns.items()}
     batch = Batch(scores, docs.count, target_rows, target_ords, weight)
     for policy in policies:
         began = time.perf_counter()

@@ -13,7 +13,7 @@ ties are broken in, whatever segments a snapshot's documents live in. For a
 single-list policy the first-target rank is a count: 1 + the documents that beat the
 best target (a higher score, or the same score and a smaller id), zero-score
 documents counted from their places. Interleaved policies need only the two
-rankings' prefixes down to each one's first target (:meth:`Firsts.prefix`). Nothing
+rankings' prefixes down to each one's first target (:meth:`FirstTargets.prefix`). Nothing
 is sorted in full unless run files are asked for. A policy's combiner
 (:mod:`riido_pg.ranking.combiners`) reads what it needs from a :class:`Batch`.
 """
@@ -34,7 +34,15 @@ from riido_pg.resources import sql_template
 from riido_pg.server.connect import Conn
 from riido_pg.storage.snapshots import Snapshot
 
-__all__ = ["Batch", "Column", "Documents", "Firsts", "column", "documents", "firsts"]
+__all__ = [
+    "Batch",
+    "ColumnWeights",
+    "Documents",
+    "FirstTargets",
+    "column_weights",
+    "documents",
+    "first_targets",
+]
 
 IntArray = npt.NDArray[np.int64]
 FloatArray = npt.NDArray[np.float64]
@@ -77,16 +85,16 @@ def documents(conn: Conn, snap: Snapshot) -> Documents:
 
 
 @dataclass(slots=True)
-class Column:
+class ColumnWeights:
     """Sparse BM25 weights of one column restricted to the questions' lexemes."""
 
-    q: sp.csr_matrix  # questions x terms, 0/1, sorted indices
-    w: sp.csr_matrix  # terms x documents (id order), integer units
+    questions: sp.csr_matrix  # questions x terms, 0/1, sorted indices
+    weights: sp.csr_matrix  # terms x documents (id order), integer units
 
 
-def column(
+def column_weights(
     conn: Conn, snap: Snapshot, col: str, lexemes: Sequence[Sequence[str]], docs: Documents
-) -> Column:
+) -> ColumnWeights:
     wanted = sorted({x for lx in lexemes for x in lx})
     query = bm25.eval_postings(snap.target, col, wanted)
     result = conn.execute(query.statement, query.params, binary=True).fetchall()
@@ -113,11 +121,11 @@ def column(
         shape=(len(lexemes), len(result)),
     )
     q.has_sorted_indices = True
-    return Column(q, w)
+    return ColumnWeights(q, w)
 
 
 @dataclass(slots=True)
-class Firsts:
+class FirstTargets:
     """One ranking's scores for a batch of questions (a sparse questions x documents
     matrix: only matched documents, scores > 0) and, per question, its first target:
     rank, place and score. Documents not stored score 0."""
@@ -159,9 +167,9 @@ class Firsts:
         return ranked + self._zeros(ords, self.n_docs, depth - len(ranked))
 
 
-def firsts(
+def first_targets(
     scores: sp.csr_matrix, n_docs: int, target_rows: IntArray, target_ords: IntArray
-) -> Firsts:
+) -> FirstTargets:
     """Score desc, then place asc: a target's rank is 1 + the documents that beat it.
 
     Works on the stored (non-zero) scores only; the zero-score documents before a
@@ -188,7 +196,7 @@ def firsts(
 
     # a zero-score target: the zero-score documents with a smaller place are ahead too
     zeros_below = np.where(best_score == 0, best - per_row(lower), 0)
-    return Firsts(
+    return FirstTargets(
         scores,
         n_docs,
         per_row(before) + zeros_below + 1,
@@ -203,7 +211,7 @@ class Batch:
     """A batch of questions: each column's scores over every document (``scores``:
     ``raw``, ``ident``, integer units), whatever a combiner derives from them
     (:meth:`derive`), and each question's learned hints (``hints``, for the model
-    list). Firsts are computed on first use."""
+    list). FirstTargets are computed on first use."""
 
     scores: dict[str, sp.csr_matrix]
     n_docs: int
@@ -213,15 +221,17 @@ class Batch:
     weight: float | None = None
     hints: list[list[int] | None] = field(default_factory=list)
     derived: dict[str, sp.csr_matrix] = field(default_factory=dict)
-    _firsts: dict[str, Firsts] = field(default_factory=dict)
+    _firsts: dict[str, FirstTargets] = field(default_factory=dict)
 
     def derive(self, key: str, matrix: sp.csr_matrix) -> None:
         self.derived[key] = matrix
 
-    def firsts(self, key: str) -> Firsts:
+    def firsts(self, key: str) -> FirstTargets:
         if key not in self._firsts:
             matrix = self.scores[key] if key in self.scores else self.derived[key]
-            self._firsts[key] = firsts(matrix, self.n_docs, self.target_rows, self.target_ords)
+            self._firsts[key] = first_targets(
+                matrix, self.n_docs, self.target_rows, self.target_ords
+            )
         return self._firsts[key]
 
     def rank_of_first(self, key: str, i: int) -> int:

@@ -382,7 +382,7 @@ def _load_one(conn: Conn, req: Request) -> LoadResult:
             publish_content(conn, snapshot_id, layout, segment, staged, cfg)
     except BaseException:
         if marked:
-            _forget(conn, snapshot_id, None)
+            _undo_load(conn, snapshot_id, None)
         raise
     if unchanged:
         return LoadResult(snapshot_id, staged.documents, "unchanged")
@@ -404,11 +404,11 @@ def _load_parallel(conn: Conn, req: Request, jobs: int) -> LoadResult:
             staged = stage(conn, req, workers)
         except BaseException:
             workers.abort()
-            _forget(conn, snapshot_id if marked else None, token)
+            _undo_load(conn, snapshot_id if marked else None, token)
             raise
         try:
             if not marked and _existing_ready(conn, snapshot_id, staged.digest, req.replace):
-                _forget(conn, None, token)
+                _undo_load(conn, None, token)
                 return LoadResult(snapshot_id, staged.documents, "unchanged")
             layout = plan_layout(conn, req, staged)
             segment = _write_segment_parallel(conn, conns[:2], layout, token, progress)
@@ -417,12 +417,12 @@ def _load_parallel(conn: Conn, req: Request, jobs: int) -> LoadResult:
                 conn.execute("DELETE FROM riido.text_pending WHERE token = %s", (token,))
                 _unstage(conn, token)
         except BaseException:
-            _forget(conn, snapshot_id if marked else None, token)
+            _undo_load(conn, snapshot_id if marked else None, token)
             raise
     return _result(req, staged, layout, marked)
 
 
-def _forget(conn: Conn, snapshot_id: str | None, token: uuid.UUID | None) -> None:
+def _undo_load(conn: Conn, snapshot_id: str | None, token: uuid.UUID | None) -> None:
     """After a failed (or, in parallel, a no-op) load: remove its ``loading`` row (when
     ``snapshot_id`` is given: the load wrote it) and its stage; what it wrote is a
     segment and texts nothing holds (its ``token``'s pending rows stay, for the
