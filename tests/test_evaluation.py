@@ -173,8 +173,8 @@ def assert_our_scores_match_the_sql_scores(conn: Any, snapshot_id: str, query: s
     terms = query_terms(conn, query, "english")
     snap = get_snapshot(conn, snapshot_id)
     docs = scoring.documents(conn, snap)
-    col = scoring.column(conn, snap, "raw", [terms.raw], docs)
-    ours = (col.q @ col.w).toarray()[0]
+    col = scoring.column_weights(conn, snap, "raw", [terms.raw], docs)
+    ours = (col.questions @ col.weights).toarray()[0]
     # the sparse engine's columns are the documents in id order
     places = {c.id: i for i, c in enumerate(sorted(ranking.candidates, key=lambda c: c.id))}
     for c in ranking.candidates:
