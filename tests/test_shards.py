@@ -241,6 +241,43 @@ def add_ok(coord: Database, name: str, dsn: str) -> bool:
     return result.code == 0
 
 
+def test_a_snapshot_on_a_base_goes_and_moves_with_what_it_needs(
+    loaded: Shards, tmp_path: Path
+) -> None:
+    coord = loaded.coordinator.dsn
+    first = [{"id": d.id, "text": d.text} for d in _docs(0)[:120]]
+    second = [*first[10:], {"id": "new.parse", "text": "def parse_config(path): pass"}]
+    one = write_jsonl(tmp_path / "one.jsonl", first)
+    two = write_jsonl(tmp_path / "two.jsonl", second)
+    assert run_cli(["load", "hist@1", str(one), "--shard", "s2"], dsn=coord).code == 0
+    loaded_two = run_cli(["load", "hist@2", str(two), "--base", "hist@1"], dsn=coord)
+    assert loaded_two.code == 0, loaded_two.stderr
+    assert _placements(loaded.coordinator)["hist@2"] == "s2"  # where its base is
+    listed = run_cli(["snapshots", "list", "--format", "json"], dsn=coord)
+    row = next(r for r in json.loads(listed.stdout) if r["id"] == "hist@2")
+    assert (row["base"], row["added"], row["removed"]) == ("hist@1", 1, 10)
+    fresh = run_cli(["load", "hist@2", str(two), "--fresh"], dsn=loaded.single.dsn)
+    assert fresh.code == 0, fresh.stderr
+    query = ["query", "hist@2", "parse the config", "--identifier-hints", "--limit", "20"]
+    expected = run_cli(query, dsn=loaded.single.dsn).stdout
+    assert run_cli(query, dsn=coord).stdout == expected
+    # moved, it takes its base's documents along; its base's drop leaves it whole
+    assert run_cli(["snapshots", "move", "hist@2", "s1"], dsn=coord).code == 0
+    assert run_cli(query, dsn=coord).stdout == expected
+    assert run_cli(["snapshots", "drop", "hist@1"], dsn=coord).code == 0
+    assert run_cli(query, dsn=coord).stdout == expected
+    assert run_cli(["snapshots", "move", "hist@2", "s2"], dsn=coord).code == 0
+    assert run_cli(query, dsn=coord).stdout == expected
+    for dsn in (coord, loaded.single.dsn):
+        assert run_cli(["snapshots", "drop", "hist@2"], dsn=dsn).code == 0
+    with psycopg.connect(loaded.dsns["s2"]) as conn:  # nothing of either is left there
+        assert conn.execute(
+            "SELECT count(*) FROM riido.documents AS d JOIN riido.segments AS g "
+            "USING (segment_id) WHERE NOT EXISTS (SELECT 1 FROM riido.snapshot_segments "
+            "AS p WHERE p.segment_id = g.segment_id)"
+        ).fetchone() == (0,)
+
+
 def test_move_with_concurrent_readers(loaded: Shards) -> None:
     expected = {}
     with loaded.single.connect() as single:

@@ -168,8 +168,10 @@ class Database:
         ``model``: also embed every document with this learned hint source (on an
         unchanged snapshot only the embedding runs). ``shard``: place a new snapshot
         there. ``base``: store it on that snapshot (its documents shared, only the
-        difference written); ``fresh``: self-contained; neither: the load picks a base
-        itself (README "Snapshots on a base"). Other ``options`` go to
+        difference written; through a coordinator a new snapshot goes to the base's
+        shard unless ``shard`` says otherwise); ``fresh``: self-contained; neither:
+        the load picks a base itself, among the snapshots of the server it goes to
+        (README "Snapshots on a base"). Other ``options`` go to
         :func:`riido_pg.load_snapshot` as they are.
         """
         check_snapshot_id(snapshot_id)
@@ -182,6 +184,8 @@ class Database:
         with self._call(commits=parallel) as router:
             in_caller = router.coordinator.info.transaction_status == TransactionStatus.INTRANS
             self._writable_here(router, "loading a snapshot")
+            if base is not None and shard is None and router.shard_of(snapshot_id) is None:
+                shard = router.shard_of(base)  # a new snapshot goes where its base is
             with router.loading(snapshot_id, shard) as conn:
                 result = store(
                     conn,
