@@ -63,8 +63,7 @@ async def _psycopg(target: object) -> AsyncConn:
             if isinstance(raw, psycopg.AsyncConnection):
                 return raw
         raise InvalidInput(
-            "riido-pg needs a psycopg 3 connection; this SQLAlchemy connection has another "
-            "driver",
+            "riido-pg needs a psycopg 3 connection; this SQLAlchemy connection has another driver",
             Hint(python="create its engine with a postgresql+psycopg:// URL"),
         )
     raise InvalidInput(
