@@ -10,10 +10,10 @@ of the last commit beside it.
 
 ``corpus``: a history corpus directory (``riido-pg corpus history``) evaluated as
 ``riido-pg eval DIR`` does, its wall time split by phase: extraction (each snapshot's
-tree read at its revision), loading (oldest snapshot first, each on its automatic
-base), ranking (``riido-pg eval DIR`` once every snapshot is stored), the database's
-size after it, and a second ``eval`` that must reuse every snapshot and write the
-same bytes.
+tree read at its revision, through one file cache as ``eval`` reads them), loading
+(oldest snapshot first, each on its automatic base), ranking (``riido-pg eval DIR``
+once every snapshot is stored), the database's size after it, and a second ``eval``
+that must reuse every snapshot and write the same bytes.
 
     python bench/bench_history.py commits REPO --commits 50
     python bench/bench_history.py corpus DIR [DIR ...]
@@ -48,11 +48,13 @@ def consecutive_commits(repo: Path, until: str, n: int) -> list[str]:
     return out[::-1]  # oldest first
 
 
-def extract(repo: Path, rev: str, **options: Any) -> tuple[list[Document], float]:
+def extract(
+    repo: Path, rev: str, cache: Any = None, **options: Any
+) -> tuple[list[Document], float]:
     from riido_pg.extract.documents import tree_documents
 
     t0 = time.perf_counter()
-    docs = list(tree_documents(repo, rev=rev, **options))
+    docs = list(tree_documents(repo, rev=rev, cache=cache, **options))
     return docs, time.perf_counter() - t0
 
 
@@ -114,7 +116,9 @@ def run_commits(args: Any) -> dict[str, Any]:
 
 def run_corpus(args: Any) -> dict[str, Any]:
     from riido_pg.corpora.history import read_history_corpus
+    from riido_pg.extract import FileCache
 
+    cache = FileCache()  # as eval reads a corpus's snapshots: each file parsed once
     corpora = [read_history_corpus(d) for d in args.dirs]
     riido = [sys.executable, "-m", "riido_pg"]
     out: dict[str, Any] = {"corpora": [str(d) for d in args.dirs]}
@@ -131,7 +135,8 @@ def run_corpus(args: Any) -> dict[str, Any]:
                 options["langs"] = list(ex.langs)
             by_date = list(corpus.snapshots)[::-1]  # question order is newest first
             for i, snapshot_id in enumerate(by_date):
-                docs, seconds = extract(corpus.repository, corpus.snapshots[snapshot_id], **options)
+                commit = corpus.snapshots[snapshot_id]
+                docs, seconds = extract(corpus.repository, commit, cache, **options)
                 row = timed_load(conn, snapshot_id, docs, args.jobs)
                 extraction += seconds
                 loading += row["seconds"]
