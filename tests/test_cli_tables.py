@@ -16,9 +16,9 @@ from support.cli import DEFAULT_TIMEOUT, spawn
 from support.database import Database
 
 from riido_pg import Document, load_snapshot
-from riido_pg.cli.tables import print_ranking, print_snapshots
+from riido_pg.cli.tables import print_ranking, print_shards, print_snapshots
 from riido_pg.ranking import Candidate, Ranking
-from riido_pg.shards import PlacedSnapshot
+from riido_pg.shards import PlacedSnapshot, ShardInfo
 from riido_pg.storage import Snapshot
 
 HOSTILE = "x\x1b]0;PWNED\x07\x1b[31mred\x1b[0m.py:f:1"
@@ -73,6 +73,40 @@ def test_numbers_never_disappear_ids_fold(
         cells = "".join(re.findall(r"│\s+\d?\s+│ (\S+)", plain))
         assert LONG in cells  # folded, never cut
     # narrower than any table: as wide as it must be, the terminal wraps, nothing lost
+
+
+@pytest.mark.parametrize("columns", [50, 30, None])
+def test_listings_show_every_state_number_and_date_whole(
+    capsys: pytest.CaptureFixture[str], monkeypatch: Any, columns: int | None
+) -> None:
+    """`snapshots list` and `shards list` on a narrow terminal: names fold, every short
+    value (a state, a text configuration, a count, a date, a port) is shown whole."""
+    if columns is not None:
+        monkeypatch.setenv("COLUMNS", str(columns))
+        monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    when = datetime(2026, 1, 1, tzinfo=UTC)
+    print_snapshots(
+        [
+            PlacedSnapshot(Snapshot(LONG, 123456, "english", "ready", when, ""), "shard-one"),
+            PlacedSnapshot(Snapshot("next", 7, "simple", "loading", when, "", LONG, 3, 1), None),
+        ]
+    )
+    print_shards([ShardInfo("s1", "db.example.com", "5432", "riido", 2, 123456, 9876543)])
+    out = re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().out)
+    cells = {c.strip() for line in out.splitlines() for c in re.split(r"[│┃]", line)}
+    for value in (
+        "123456",
+        "english",
+        "simple",
+        "ready",
+        "loading",
+        "2026-01-01T00:00:00+00:00",
+        "+3 / −1",
+        "5432",
+        "9876543",
+    ):
+        assert value in cells, out
+    assert "…" not in out, out
 
 
 @pytest.mark.parametrize("score", ["fused_score", "rrf_score", "identifier_bm25_score"])
