@@ -9,14 +9,17 @@ import pty
 import re
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 from support.cli import DEFAULT_TIMEOUT, spawn
+from support.corpus import small
 from support.database import Database
 
 from riido_pg import Document, load_snapshot
-from riido_pg.cli.tables import print_ranking, print_shards, print_snapshots
+from riido_pg.cli.tables import print_evaluation, print_ranking, print_shards, print_snapshots
+from riido_pg.evaluation import evaluate, store_corpus
 from riido_pg.ranking import Candidate, Ranking
 from riido_pg.shards import PlacedSnapshot, ShardInfo
 from riido_pg.storage import Snapshot
@@ -106,6 +109,40 @@ def test_listings_show_every_state_number_and_date_whole(
         "9876543",
     ):
         assert value in cells, out
+    assert "…" not in out, out
+
+
+def _cells(out: str) -> set[str]:
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", out)
+    return {c.strip() for line in plain.splitlines() for c in re.split(r"[│┃]", line)}
+
+
+@pytest.mark.parametrize("columns", [60, 100, None])
+def test_evaluation_tables_keep_every_measure(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: Any,
+    conn: Any,
+    tmp_path: Path,
+    columns: int | None,
+) -> None:
+    """`eval` on a narrow terminal: every measure and count of every policy is shown
+    whole (they shrank to '…' at 60 columns); policy names fold."""
+    stored = store_corpus(conn, small(tmp_path / "small"))
+    result = evaluate(conn, stored.snapshot_id)
+    if columns is not None:
+        monkeypatch.setenv("COLUMNS", str(columns))
+        monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    print_evaluation(result)
+    out = capsys.readouterr().out
+    cells = _cells(out)
+    data = result.to_dict()
+    for policy in result.policies:
+        m = data["policies"][policy]
+        for value in (f"{m[k]:.4f}" for k in ("recall@1", "recall@10", "mrr")):
+            assert value in cells, out
+        assert f"{m['mean_first_target_rank']:.2f}" in cells, out
+        for k, n in data["versus_baseline"].get(policy, {}).items():
+            assert str(n) in cells, (k, out)
     assert "…" not in out, out
 
 

@@ -170,6 +170,21 @@ def print_shards(shards: Sequence[ShardInfo]) -> None:
     _console(table).print(table)
 
 
+#: The measures' columns of the evaluation tables.
+_MEASURES = ("recall@1", "recall@10", "mrr", "mean rank")
+
+
+def _columns(table: Table, names: Sequence[str], rows: Sequence[Sequence[str]], named: int) -> None:
+    """Columns of ``table`` for ``rows``: the first ``named`` are names (they fold),
+    the others numbers (whole). ``rows`` are added by the caller."""
+    for i, name in enumerate(names):
+        cells = [r[i] for r in rows]
+        if i < named:
+            _id_column(table, name, cells)
+        else:
+            _number_column(table, name, cells)
+
+
 def _measures(m: dict[str, float]) -> list[str]:
     return [
         f"{m['recall@1']:.4f}",
@@ -201,40 +216,46 @@ def print_evaluation(result: Evaluation) -> None:
     )
     if notes:
         caption += "; " + "; ".join(notes)
-    table = Table(title=_text(title), caption=caption)
-    table.add_column("policy", no_wrap=True)
-    for name in ("recall@1", "recall@10", "mrr", "mean rank", "improved", "worsened", "unchanged"):
-        table.add_column(name, justify="right")
     versus = data["versus_baseline"]
+    rows = []
     for p in result.policies:
         counts = versus.get(p)
-        table.add_row(
-            p,
-            *_measures(data["policies"][p]),
-            *(
-                [str(counts[k]) for k in ("improved", "worsened", "unchanged")]
-                if counts is not None
-                else (["-"] * 3 if p == BM25 else [""] * 3)
-            ),
+        rows.append(
+            (
+                p,
+                *_measures(data["policies"][p]),
+                *(
+                    [str(counts[k]) for k in ("improved", "worsened", "unchanged")]
+                    if counts is not None
+                    else (["-"] * 3 if p == BM25 else [""] * 3)
+                ),
+            )
         )
-    # Wide enough for the policy names when stdout is a file or a pipe.
+    table = Table(title=_text(title), caption=caption)
+    _columns(table, ("policy", *_MEASURES, "improved", "worsened", "unchanged"), rows, 1)
+    for row in rows:
+        table.add_row(_text(row[0]), *row[1:])
+    _console(table).print(table)
+    # Wide enough for the verdicts' policy names when stdout is a file or a pipe.
     console = Console(width=None if sys.stdout.isatty() else 120)
-    console.print(table)
     costs = data.get("cost")
     if costs:
         peak = costs["process"]["peak_rss_mb"]
         cost_table = Table(title=f"cost, measured in this run (peak memory {peak:.0f} MiB)")
-        for name in ("policy", "ms per question", "extra load s", "extra bytes stored"):
-            cost_table.add_column(name, justify="left" if name == "policy" else "right")
-        for p in result.policies:
-            c = costs[p]
-            cost_table.add_row(
+        cost_rows = [
+            (
                 p,
-                f"{c['ms_per_question']:.3f}",
-                f"{c['load_seconds']:.2f}",
-                f"{int(c['stored_bytes']):,}",
+                f"{costs[p]['ms_per_question']:.3f}",
+                f"{costs[p]['load_seconds']:.2f}",
+                f"{int(costs[p]['stored_bytes']):,}",
             )
-        console.print(cost_table)
+            for p in result.policies
+        ]
+        names = ("policy", "ms per question", "extra load s", "extra bytes stored")
+        _columns(cost_table, names, cost_rows, 1)
+        for row in cost_rows:
+            cost_table.add_row(_text(row[0]), *row[1:])
+        _console(cost_table).print(cost_table)
     for p, v in data.get("verdicts", {}).items():
         word = "beats" if v["beats_control"] else "does not beat"
         console.print(
@@ -247,21 +268,22 @@ def print_evaluation(result: Evaluation) -> None:
         )
     per_repo = data["per_repo"]
     if len(per_repo) > 1:
-        repo_table = Table(title="per repository")
-        repo_table.add_column("repo")
-        repo_table.add_column("questions", justify="right")
-        repo_table.add_column("policy", no_wrap=True)
-        for name in ("recall@1", "recall@10", "mrr", "mean rank"):
-            repo_table.add_column(name, justify="right")
         counts_by_repo = {repo: len(rs) for repo, rs in result.repos().items()}
+        repo_rows = [
+            (
+                repo if i == 0 else "",
+                str(counts_by_repo[repo]) if i == 0 else "",
+                p,
+                *_measures(per_repo[repo][p]),
+            )
+            for repo in sorted(per_repo)
+            for i, p in enumerate(result.policies)
+        ]
+        repo_table = Table(title="per repository")
+        _columns(repo_table, ("repo", "questions", "policy", *_MEASURES), repo_rows, 3)
         last = len(result.policies) - 1
-        for repo in sorted(per_repo):
-            for i, p in enumerate(result.policies):
-                repo_table.add_row(
-                    _text(repo) if i == 0 else "",
-                    str(counts_by_repo[repo]) if i == 0 else "",
-                    p,
-                    *_measures(per_repo[repo][p]),
-                    end_section=i == last,
-                )
-        console.print(repo_table)
+        for n, row in enumerate(repo_rows):
+            repo_table.add_row(
+                _text(row[0]), *row[1:], end_section=n % len(result.policies) == last
+            )
+        _console(repo_table).print(repo_table)
