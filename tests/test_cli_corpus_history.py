@@ -37,10 +37,12 @@ def offline(args: list[str], **kwargs: Any) -> CliResult:
 
 
 def test_corpus_history_writes_a_corpus(repo: Repo, tmp_path: Path) -> None:
-    out = tmp_path / "corpus"
+    out = tmp_path / "corpus\x1b[31m"  # a path is shown, never sent to the terminal
     result = offline(["corpus", "history", str(repo.path), "--output", str(out), "--max", "3"])
     assert (result.code, result.stderr) == (0, "")
-    assert result.stdout == f"wrote {out}: 3 questions from 4 commits (skipped: 1 release)\n"
+    assert result.stdout == (
+        f"wrote {tmp_path}/corpus\\x1b[31m: 3 questions from 4 commits (skipped: 1 release)\n"
+    )
     lines = (out / "queries.jsonl").read_text().splitlines()
     assert [json.loads(line)["text"] for line in lines] == [
         f"Make the loader add {n} to every value" for n in (8, 7, 6)
@@ -55,7 +57,8 @@ def test_corpus_history_writes_a_corpus(repo: Repo, tmp_path: Path) -> None:
     refused = offline(["corpus", "history", str(repo.path), "--output", str(out)])
     assert (refused.code, refused.stderr) == (
         2,
-        f"error: {out}: holds a history corpus already; add --replace to rebuild\n",
+        f"error: {tmp_path}/corpus\\x1b[31m: holds a history corpus already; "
+        "add --replace to rebuild\n",
     )
     replaced = offline(["corpus", "history", str(repo.path), "--output", str(out), "--replace"])
     assert replaced.code == 0 and "6 questions from 8 commits" in replaced.stdout

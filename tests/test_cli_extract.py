@@ -171,7 +171,7 @@ def test_unindexable_functions_are_left_out_of_a_tree_load(cli: Any, tmp_path: P
     assert result.code == 0, result.stderr
     assert result.stdout == "loaded snapshot 'gen' (1 document)\n"
     assert result.stderr == (
-        "note: 2 functions in 1 file (1 functions with words too long to index)\n"
+        "note: 2 functions in 1 file (1 function with words too long to index)\n"
         "note: left out, with words too long to index: gen.py:table:1 (--debug lists them all)\n"
     )
 
@@ -199,6 +199,19 @@ def test_unindexable_functions_are_named_a_few_and_debug_lists_all(
     assert lines[2:] == [
         f"note: gen.py: gen.py:t{i}:{4 * i + 1}: a word too long to index" for i in range(5)
     ]
+
+
+def test_a_tree_whose_every_function_is_unindexable_names_them(cli: Any, tmp_path: Path) -> None:
+    word = "ab" * 2000
+    for i in range(4):
+        (tmp_path / f"g{i}.py").write_text(f"def t{i}():\n    return '{word}'\n")
+    result = cli(["load", "allgen", str(tmp_path)])
+    assert (result.code, result.stdout) == (2, "")
+    assert result.stderr == (
+        f"error: {tmp_path}: nothing to load: every function found has a word too long to "
+        "index (g0.py:t0:1, g1.py:t1:1, g2.py:t2:1 and 1 more): 4 functions in 4 files "
+        "(4 functions with words too long to index)\n"
+    )
 
 
 def test_extract_output_onto_dev_null_a_symlink_and_stdout(cli: Any, tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -55,3 +56,16 @@ def test_debug_shows_the_traceback(cli: Any) -> None:
     result = cli(["query", "nope", "x", "--debug"])
     assert result.code == 1
     assert "Traceback" in result.stderr and "SnapshotNotFound" in result.stderr
+
+
+def test_debug_traceback_shows_control_characters_as_escapes(cli: Any, tmp_path: Path) -> None:
+    """A name from the user or an untrusted tree never drives the terminal, even in a
+    traceback."""
+    missing = tmp_path / "no\x1b]0;PWNED\x07\x1b[31m.jsonl"
+    result = cli(["load", "x", str(missing), "--debug"])
+    assert (result.code, result.stdout) == (1, "")
+    assert result.stderr.startswith("Traceback (most recent call last):\n")
+    assert "\x1b" not in result.stderr and "\x07" not in result.stderr
+    last = result.stderr.splitlines()[-1]
+    assert last.startswith("riido_pg.errors.InvalidInput: ")
+    assert "no\\x1b]0;PWNED\\x07\\x1b[31m.jsonl: no such file or directory" in last

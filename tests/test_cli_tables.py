@@ -9,16 +9,19 @@ import pty
 import re
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 from support.cli import DEFAULT_TIMEOUT, spawn
+from support.corpus import small
 from support.database import Database
 
 from riido_pg import Document, load_snapshot
-from riido_pg.cli.tables import print_ranking, print_snapshots
+from riido_pg.cli.tables import print_evaluation, print_ranking, print_shards, print_snapshots
+from riido_pg.evaluation import evaluate, store_corpus
 from riido_pg.ranking import Candidate, Ranking
-from riido_pg.shards import PlacedSnapshot
+from riido_pg.shards import PlacedSnapshot, ShardInfo
 from riido_pg.storage import Snapshot
 
 HOSTILE = "x\x1b]0;PWNED\x07\x1b[31mred\x1b[0m.py:f:1"
@@ -73,6 +76,74 @@ def test_numbers_never_disappear_ids_fold(
         cells = "".join(re.findall(r"│\s+\d?\s+│ (\S+)", plain))
         assert LONG in cells  # folded, never cut
     # narrower than any table: as wide as it must be, the terminal wraps, nothing lost
+
+
+@pytest.mark.parametrize("columns", [50, 30, None])
+def test_listings_show_every_state_number_and_date_whole(
+    capsys: pytest.CaptureFixture[str], monkeypatch: Any, columns: int | None
+) -> None:
+    """`snapshots list` and `shards list` on a narrow terminal: names fold, every short
+    value (a state, a text configuration, a count, a date, a port) is shown whole."""
+    if columns is not None:
+        monkeypatch.setenv("COLUMNS", str(columns))
+        monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    when = datetime(2026, 1, 1, tzinfo=UTC)
+    print_snapshots(
+        [
+            PlacedSnapshot(Snapshot(LONG, 123456, "english", "ready", when, ""), "shard-one"),
+            PlacedSnapshot(Snapshot("next", 7, "simple", "loading", when, "", LONG, 3, 1), None),
+        ]
+    )
+    print_shards([ShardInfo("s1", "db.example.com", "5432", "riido", 2, 123456, 9876543)])
+    out = re.sub(r"\x1b\[[0-9;]*m", "", capsys.readouterr().out)
+    cells = {c.strip() for line in out.splitlines() for c in re.split(r"[│┃]", line)}
+    for value in (
+        "123456",
+        "english",
+        "simple",
+        "ready",
+        "loading",
+        "2026-01-01T00:00:00+00:00",
+        "+3 / −1",
+        "5432",
+        "9876543",
+    ):
+        assert value in cells, out
+    assert "…" not in out, out
+
+
+def _cells(out: str) -> set[str]:
+    plain = re.sub(r"\x1b\[[0-9;]*m", "", out)
+    return {c.strip() for line in plain.splitlines() for c in re.split(r"[│┃]", line)}
+
+
+@pytest.mark.parametrize("columns", [60, 100, None])
+def test_evaluation_tables_keep_every_measure(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: Any,
+    conn: Any,
+    tmp_path: Path,
+    columns: int | None,
+) -> None:
+    """`eval` on a narrow terminal: every measure and count of every policy is shown
+    whole (they shrank to '…' at 60 columns); policy names fold."""
+    stored = store_corpus(conn, small(tmp_path / "small"))
+    result = evaluate(conn, stored.snapshot_id)
+    if columns is not None:
+        monkeypatch.setenv("COLUMNS", str(columns))
+        monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    print_evaluation(result)
+    out = capsys.readouterr().out
+    cells = _cells(out)
+    data = result.to_dict()
+    for policy in result.policies:
+        m = data["policies"][policy]
+        for value in (f"{m[k]:.4f}" for k in ("recall@1", "recall@10", "mrr")):
+            assert value in cells, out
+        assert f"{m['mean_first_target_rank']:.2f}" in cells, out
+        for k, n in data["versus_baseline"].get(policy, {}).items():
+            assert str(n) in cells, (k, out)
+    assert "…" not in out, out
 
 
 @pytest.mark.parametrize("score", ["fused_score", "rrf_score", "identifier_bm25_score"])

@@ -64,18 +64,19 @@ def test_unusable_home_is_an_environment_error(tmp_path: Path) -> None:
 
 
 def test_stop_says_which_server(tmp_path: Path) -> None:
-    home = tmp_path / "home"
+    home = tmp_path / "home\x1b[2J"  # shown, never sent to the terminal
+    shown = f"{tmp_path}/home\\x1b[2J"
     env = {"RIIDO_PG_HOME": str(home)}
     plain = run_cli(["db", "stop", "--debug"], dsn=None, env=env)
     assert (plain.code, plain.stdout, plain.stderr) == (
         0,
-        f"the embedded server at {home} is not running\n",
+        f"the embedded server at {shown} is not running\n",
         "",
     )
     other = run_cli(["db", "stop"], dsn="postgresql://elsewhere.invalid/db", env=env)
     assert (other.code, other.stdout) == (
         0,
-        f"the embedded server at {home} is not running "
+        f"the embedded server at {shown} is not running "
         "(RIIDO_PG_DSN names another server, which is not affected)\n",
     )
     assert not home.exists()

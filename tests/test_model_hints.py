@@ -13,6 +13,7 @@ import pytest
 from support.corpus import generated_corpus, stdlib_functions
 from support.database import Database
 
+import riido_pg
 from riido_pg import load_snapshot, rank_snapshot
 from riido_pg.embedding import register_model, unregister_model
 from riido_pg.errors import ConflictingOptions, InvalidInput
@@ -95,6 +96,24 @@ def test_a_snapshot_without_embeddings_says_how_to_add_them(db: Database, cli: A
         "`riido-pg load plain SOURCE --model wordllama-256` (the same source: the load is "
         "unchanged and only embeds)\n"
     )
+
+
+def test_a_snapshot_without_embeddings_says_in_python_how_to_add_them(db: Database) -> None:
+    """From Python there is no SOURCE: the hint names Database.load with model=."""
+    with db.connect() as conn:
+        load_snapshot(conn, "plain-py", stdlib_functions(20))
+        with pytest.raises(InvalidInput) as raised:
+            rank_snapshot(conn, "plain-py", "read", policy=POLICY, model=MODEL)
+    assert str(raised.value) == (
+        "snapshot 'plain-py' has no embeddings for model 'wordllama-256'; add them with "
+        "Database.load() of the same documents and model='wordllama-256' (the load is "
+        "unchanged and only embeds)"
+    )
+    assert "SOURCE" not in str(raised.value)
+    with db.connect() as conn:  # the hint, followed: unchanged, and only embeds
+        loaded = riido_pg.Database(conn).load("plain-py", stdlib_functions(20), model=MODEL)
+        assert (loaded.result.action, loaded.embedded) == ("unchanged", MODEL)
+        assert rank_snapshot(conn, "plain-py", "read", policy=POLICY, model=MODEL).candidates
 
 
 def test_a_model_of_another_dimension_is_refused(conn: Any) -> None:

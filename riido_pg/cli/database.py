@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from riido_pg.cli.settings import connect, settings
+from riido_pg.quoting import visible
 
 __all__ = ["app"]
 
@@ -123,7 +124,7 @@ def db_stop(ctx: typer.Context, dsn: _RefusedDsn = None) -> None:
         )
     done = stop()
     state = "stopped the embedded server" if done.running else "the embedded server"
-    line = f"{state} at {done.home}" + ("" if done.running else " is not running")
+    line = f"{state} at {visible(str(done.home))}" + ("" if done.running else " is not running")
     if config.DSN.raw() is not None:
         line += " (RIIDO_PG_DSN names another server, which is not affected)"
     typer.echo(line)

@@ -10,6 +10,7 @@ import typer
 from riido_pg.cli.extract import ExcludeOpt, LangOpt
 from riido_pg.cli.options import whole
 from riido_pg.cli.progress import progress_bar
+from riido_pg.quoting import visible
 
 __all__ = ["corpus_history"]
 
@@ -98,4 +99,4 @@ def corpus_history(
     )
     with progress_bar() as progress:  # commits read, questions found of N
         stats = build(repository, output, options, replace=replace, progress=progress)
-    typer.echo(f"wrote {output}: {stats.describe()}")
+    typer.echo(f"wrote {visible(str(output))}: {stats.describe()}")

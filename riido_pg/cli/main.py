@@ -120,6 +120,20 @@ def _usage(exc: Any) -> NoReturn:
     fail(usage_message(exc), exc.exit_code)
 
 
+def _traceback(exc: BaseException) -> NoReturn:
+    """``--debug``: the traceback as the interpreter prints it, exit 1, with control
+    characters in it (a file name's, a DSN's) shown as escapes, never sent to the
+    terminal."""
+    import traceback
+
+    from riido_pg.quoting import visible
+
+    text = "".join(traceback.format_exception(exc))
+    sys.stderr.write("\n".join(visible(line) for line in text.split("\n")))
+    sys.stderr.flush()
+    raise SystemExit(1) from None
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``riido-pg`` script and ``python -m riido_pg``."""
     # libraries log failures we already report as one error line (--debug turns it on)
@@ -136,7 +150,7 @@ def main(argv: list[str] | None = None) -> None:
         )
     except RiidoError as exc:
         if run.debug:
-            raise
+            _traceback(exc)
         fail(message(exc), exit_code(exc))
     except KeyboardInterrupt:
         _stopped(run)
@@ -148,7 +162,7 @@ def main(argv: list[str] | None = None) -> None:
         _usage(exc)
     except Exception as exc:
         if run.debug:
-            raise
+            _traceback(exc)
         import psycopg
 
         if isinstance(exc, psycopg.Error):  # outside the library's boundary: a bug

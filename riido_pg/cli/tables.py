@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
@@ -38,8 +38,8 @@ def _console(table: Table) -> Console:
     if sys.stdout.isatty():
         terminal = Console()
         # rich narrows only columns without a fixed width (names); each column takes
-        # its width (a name at least 4), a space either side and a border
-        narrowest = sum((c.width or 4) + 3 for c in table.columns) + 1
+        # its width (a name at least its minimum), a space either side and a border
+        narrowest = sum((c.width or c.min_width or 4) + 3 for c in table.columns) + 1
         return terminal if terminal.width >= narrowest else Console(width=narrowest)
     for column in table.columns:  # as wide as each needs, headers whole
         column.width = None
@@ -52,16 +52,33 @@ def _text(value: str) -> Text:
     return Text(visible(value))
 
 
-def _id_column(table: Table, name: str) -> None:
-    """The column of names: it wraps, and folds a name longer than its width."""
-    table.add_column(name, overflow="fold")
+#: A header word up to this long keeps a column of short values as wide as the word.
+_HEADER_WORD = 10
+#: The narrowest a column of names gets on a narrow terminal (a shorter name: its width).
+_NAME_WIDTH = 8
+
+
+def _id_column(table: Table, name: str, cells: Sequence[str] = ()) -> None:
+    """The column of names: it wraps, and folds a name longer than its width; it keeps
+    at least :data:`_NAME_WIDTH` characters (or its widest name's)."""
+    widest = max([len(name), *(len(visible(c)) for c in cells)])
+    table.add_column(name, overflow="fold", min_width=min(widest, _NAME_WIDTH))
+
+
+def _whole_column(
+    table: Table, name: str, cells: Sequence[str], justify: JustifyMethod = "left"
+) -> None:
+    """A column of short values (numbers, states, dates): as wide as the widest value,
+    so none is wrapped or cut, and as its header's longest word up to
+    :data:`_HEADER_WORD` characters (a longer header folds)."""
+    word = min(max(len(w) for w in name.split()), _HEADER_WORD)
+    width = max([4, word, *(len(c) for c in cells)])
+    table.add_column(name, justify=justify, overflow="fold", width=width)
 
 
 def _number_column(table: Table, name: str, cells: Sequence[str]) -> None:
-    """A column of numbers: as wide as the widest number, so none is wrapped or cut
-    (a long header folds instead)."""
-    width = max([4, *(len(c) for c in cells)])
-    table.add_column(name, justify="right", overflow="fold", width=width)
+    """A column of numbers (see :func:`_whole_column`), right-aligned."""
+    _whole_column(table, name, cells, "right")
 
 
 def print_ranking(ranking: Ranking, *, more_hint: bool) -> None:
@@ -74,7 +91,7 @@ def print_ranking(ranking: Ranking, *, more_hint: bool) -> None:
     ranks = [str(r["rank"]) for r in rows]
     cells = {k: [f"{r[k]:.6f}" if k in r else "" for r in rows] for k in scores}
     _number_column(table, "rank", ranks)
-    _id_column(table, "id")
+    _id_column(table, "id", [r["id"] for r in rows])
     for key in scores:
         _number_column(table, key, cells[key])
     for i, r in enumerate(rows):
@@ -91,46 +108,81 @@ def print_ranking(ranking: Ranking, *, more_hint: bool) -> None:
 def print_snapshots(snaps: Sequence[PlacedSnapshot]) -> None:
     """The snapshots table; a base column and the difference's size (documents added /
     removed) when any snapshot is on a base, a shard column when any is on a shard."""
-    table = Table()
-    _id_column(table, "id")
-    _number_column(table, "documents", [str(p.snapshot.documents) for p in snaps])
     sharded = any(p.shard is not None for p in snaps)
     based = any(p.snapshot.base is not None for p in snaps)
-    names = ("text config", "state", "created", *(("base", "+ / −") if based else ()))
-    for name in (*names, *(("shard",) if sharded else ())):
-        table.add_column(name, no_wrap=name in ("created", "+ / −"))
+    rows = []
     for p in snaps:
         s = p.snapshot
-        on_base = (_text(s.base), f"+{s.added} / −{s.removed}") if s.base is not None else ("", "")
-        table.add_row(
-            _text(s.snapshot_id),
-            str(s.documents),
-            _text(s.text_config),
-            _text(s.state),
-            s.created_at.isoformat(timespec="seconds"),
-            *(on_base if based else ()),
-            *((_text(p.shard or "(coordinator)"),) if sharded else ()),
+        on_base = (s.base, f"+{s.added} / −{s.removed}") if s.base is not None else ("", "")
+        rows.append(
+            (
+                s.snapshot_id,
+                str(s.documents),
+                s.text_config,
+                s.state,
+                s.created_at.isoformat(timespec="seconds"),
+                *(on_base if based else ()),
+                *((p.shard or "(coordinator)",) if sharded else ()),
+            )
         )
+    columns = ("text config", "state", "created", *(("base", "+ / −") if based else ()))
+    names = ("id", "documents", *columns, *(("shard",) if sharded else ()))
+    table = Table()
+    for i, name in enumerate(names):
+        cells = [r[i] for r in rows]
+        if name in ("id", "base", "shard"):
+            _id_column(table, name, cells)
+        elif name == "documents":
+            _number_column(table, name, cells)
+        else:
+            _whole_column(table, name, [visible(c) for c in cells])
+    for row in rows:
+        table.add_row(*(_text(c) for c in row))
     _console(table).print(table)
 
 
 def print_shards(shards: Sequence[ShardInfo]) -> None:
-    table = Table()
-    _id_column(table, "shard")
-    for name in ("host", "port", "database"):
-        table.add_column(name)
-    for name in ("snapshots", "documents", "bytes"):
-        table.add_column(name, justify="right", no_wrap=True)
-    for s in shards:
-        counts = (s.snapshots, s.documents, s.bytes)
-        table.add_row(
-            _text(s.name),
-            _text(s.host),
-            _text(s.port),
-            _text(s.dbname),
-            *(("unreachable", "-", "-") if s.snapshots is None else (str(c) for c in counts)),
+    rows = [
+        (
+            s.name,
+            s.host,
+            s.port,
+            s.dbname,
+            *(
+                ("unreachable", "-", "-")
+                if s.snapshots is None
+                else (str(s.snapshots), str(s.documents), str(s.bytes))
+            ),
         )
+        for s in shards
+    ]
+    table = Table()
+    for i, name in enumerate(("shard", "host", "port", "database")):
+        cells = [r[i] for r in rows]
+        if name == "port":
+            _whole_column(table, name, [visible(c) for c in cells])
+        else:
+            _id_column(table, name, cells)
+    for i, name in enumerate(("snapshots", "documents", "bytes"), 4):
+        _number_column(table, name, [r[i] for r in rows])
+    for row in rows:
+        table.add_row(*(_text(c) for c in row))
     _console(table).print(table)
+
+
+#: The measures' columns of the evaluation tables.
+_MEASURES = ("recall@1", "recall@10", "mrr", "mean rank")
+
+
+def _columns(table: Table, names: Sequence[str], rows: Sequence[Sequence[str]], named: int) -> None:
+    """Columns of ``table`` for ``rows``: the first ``named`` are names (they fold),
+    the others numbers (whole). ``rows`` are added by the caller."""
+    for i, name in enumerate(names):
+        cells = [r[i] for r in rows]
+        if i < named:
+            _id_column(table, name, cells)
+        else:
+            _number_column(table, name, cells)
 
 
 def _measures(m: dict[str, float]) -> list[str]:
@@ -164,40 +216,46 @@ def print_evaluation(result: Evaluation) -> None:
     )
     if notes:
         caption += "; " + "; ".join(notes)
-    table = Table(title=_text(title), caption=caption)
-    table.add_column("policy", no_wrap=True)
-    for name in ("recall@1", "recall@10", "mrr", "mean rank", "improved", "worsened", "unchanged"):
-        table.add_column(name, justify="right")
     versus = data["versus_baseline"]
+    rows = []
     for p in result.policies:
         counts = versus.get(p)
-        table.add_row(
-            p,
-            *_measures(data["policies"][p]),
-            *(
-                [str(counts[k]) for k in ("improved", "worsened", "unchanged")]
-                if counts is not None
-                else (["-"] * 3 if p == BM25 else [""] * 3)
-            ),
+        rows.append(
+            (
+                p,
+                *_measures(data["policies"][p]),
+                *(
+                    [str(counts[k]) for k in ("improved", "worsened", "unchanged")]
+                    if counts is not None
+                    else (["-"] * 3 if p == BM25 else [""] * 3)
+                ),
+            )
         )
-    # Wide enough for the policy names when stdout is a file or a pipe.
+    table = Table(title=_text(title), caption=caption)
+    _columns(table, ("policy", *_MEASURES, "improved", "worsened", "unchanged"), rows, 1)
+    for row in rows:
+        table.add_row(_text(row[0]), *row[1:])
+    _console(table).print(table)
+    # Wide enough for the verdicts' policy names when stdout is a file or a pipe.
     console = Console(width=None if sys.stdout.isatty() else 120)
-    console.print(table)
     costs = data.get("cost")
     if costs:
         peak = costs["process"]["peak_rss_mb"]
         cost_table = Table(title=f"cost, measured in this run (peak memory {peak:.0f} MiB)")
-        for name in ("policy", "ms per question", "extra load s", "extra bytes stored"):
-            cost_table.add_column(name, justify="left" if name == "policy" else "right")
-        for p in result.policies:
-            c = costs[p]
-            cost_table.add_row(
+        cost_rows = [
+            (
                 p,
-                f"{c['ms_per_question']:.3f}",
-                f"{c['load_seconds']:.2f}",
-                f"{int(c['stored_bytes']):,}",
+                f"{costs[p]['ms_per_question']:.3f}",
+                f"{costs[p]['load_seconds']:.2f}",
+                f"{int(costs[p]['stored_bytes']):,}",
             )
-        console.print(cost_table)
+            for p in result.policies
+        ]
+        names = ("policy", "ms per question", "extra load s", "extra bytes stored")
+        _columns(cost_table, names, cost_rows, 1)
+        for row in cost_rows:
+            cost_table.add_row(_text(row[0]), *row[1:])
+        _console(cost_table).print(cost_table)
     for p, v in data.get("verdicts", {}).items():
         word = "beats" if v["beats_control"] else "does not beat"
         console.print(
@@ -210,21 +268,22 @@ def print_evaluation(result: Evaluation) -> None:
         )
     per_repo = data["per_repo"]
     if len(per_repo) > 1:
-        repo_table = Table(title="per repository")
-        repo_table.add_column("repo")
-        repo_table.add_column("questions", justify="right")
-        repo_table.add_column("policy", no_wrap=True)
-        for name in ("recall@1", "recall@10", "mrr", "mean rank"):
-            repo_table.add_column(name, justify="right")
         counts_by_repo = {repo: len(rs) for repo, rs in result.repos().items()}
+        repo_rows = [
+            (
+                repo if i == 0 else "",
+                str(counts_by_repo[repo]) if i == 0 else "",
+                p,
+                *_measures(per_repo[repo][p]),
+            )
+            for repo in sorted(per_repo)
+            for i, p in enumerate(result.policies)
+        ]
+        repo_table = Table(title="per repository")
+        _columns(repo_table, ("repo", "questions", "policy", *_MEASURES), repo_rows, 3)
         last = len(result.policies) - 1
-        for repo in sorted(per_repo):
-            for i, p in enumerate(result.policies):
-                repo_table.add_row(
-                    _text(repo) if i == 0 else "",
-                    str(counts_by_repo[repo]) if i == 0 else "",
-                    p,
-                    *_measures(per_repo[repo][p]),
-                    end_section=i == last,
-                )
-        console.print(repo_table)
+        for n, row in enumerate(repo_rows):
+            repo_table.add_row(
+                _text(row[0]), *row[1:], end_section=n % len(result.policies) == last
+            )
+        _console(repo_table).print(repo_table)

@@ -115,19 +115,23 @@ class ExtractStats:
             (self.skipped_undecodable, "not utf-8"),
             (self.skipped_ignored, "ignored"),
             (self.excluded.entries, "excluded"),
-            (self.tests.entries, "test paths left out"),
+            (self.tests.entries, ("test path left out", "test paths left out")),
             (self.skipped_vendored, "vendored"),
-            (self.skipped_symlinks, "symlinks"),
-            (self.dirs_unreadable, "unreadable directories"),
+            (self.skipped_symlinks, ("symlink", "symlinks")),
+            (self.dirs_unreadable, ("unreadable directory", "unreadable directories")),
+            (self.skipped_submodules, ("submodule not read", "submodules not read")),
+            (self.skipped_long_ids, ("id too long", "ids too long")),
+            (self.skipped_too_deep, ("function nested too deeply", "functions nested too deeply")),
             (
-                self.skipped_submodules,
-                "submodule not read" if self.skipped_submodules == 1 else "submodules not read",
+                self.skipped_unindexable,
+                ("function with words too long to index", "functions with words too long to index"),
             ),
-            (self.skipped_long_ids, "ids too long"),
-            (self.skipped_too_deep, "functions nested too deeply"),
-            (self.skipped_unindexable, "functions with words too long to index"),
         ]
-        skipped = ", ".join(f"{count} {label}" for count, label in parts if count)
+        skipped = ", ".join(
+            f"{count} {label if isinstance(label, str) else label[count != 1]}"
+            for count, label in parts
+            if count
+        )
         noun = "function" if self.functions == 1 else "functions"
         files = "file" if self.files_seen == 1 else "files"
         line = f"{self.functions} {noun} in {self.files_seen} {files}"
@@ -137,6 +141,14 @@ class ExtractStats:
         """Why ``root`` gave no function, in one line: what the caller left out when
         that was every file in a supported language, else what was found."""
         found = self.describe()
+        if self.functions and self.skipped_unindexable >= self.functions:
+            shown = ", ".join(self.unindexable_ids[:3])
+            more = len(self.unindexable_ids) - 3
+            shown += f" and {more} more" if more > 0 else ""
+            return (
+                f"{root}: nothing to load: every function found has a word too long to "
+                f"index ({shown}): {found}"
+            )
         if self.files_extracted:
             files = "file" if self.files_extracted == 1 else "files"
             return f"{root}: no functions in the {self.files_extracted} {files} read: {found}"
