@@ -72,7 +72,7 @@ def eval_command(
         Path | None,
         typer.Option(
             "--run-dir",
-            metavar="DIR",
+            metavar="DIR...",
             help="Write one TREC run file per policy (<policy>.trec) into DIR.",
             file_okay=False,
             show_default=False,
@@ -156,7 +156,7 @@ def corpus_docproxy(
         Path | None,
         typer.Option(
             "--cache-dir",
-            metavar="DIR",
+            metavar="DIR...",
             help="Where the pinned sdists are cached.",
             file_okay=False,
             show_default=False,
