@@ -150,11 +150,12 @@ def test_run_files_name_questions_and_functions(
 def test_a_snapshot_loaded_by_hand_is_reused(
     conn: Any, repos: dict[str, Repo], tmp_path: Path
 ) -> None:
-    d = corpus(repos, "py", tmp_path, "hand-py")
+    d = corpus(repos, "py", tmp_path, "hand-py", langs=["python"])
     hc = read_history_corpus(d)
     sid, commit = next(iter(hc.snapshots.items()))
+    assert sid == f"hand-py@{commit[:12]}-{hc.extraction.digest}"  # not the default options
     facade = Database(conn)
-    facade.load(sid, repos["py"].path, tree=TreeOptions(rev=commit))
+    facade.load(sid, repos["py"].path, tree=TreeOptions(rev=commit, langs=["python"]))
     created = facade.get(sid).created_at
     done = facade.evaluate(d)
     assert done.reused == (sid,) and sid not in done.loaded and len(done.loaded) == 4

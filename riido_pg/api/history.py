@@ -24,11 +24,12 @@ from riido_pg.api.loading import store
 from riido_pg.api.models import embed, load_model
 from riido_pg.api.results import Evaluated
 from riido_pg.documents import check_snapshot_id
-from riido_pg.errors import ConflictingOptions, Hint, InvalidCorpus, RiidoError
+from riido_pg.errors import ConflictingOptions, Hint, InvalidCorpus, InvalidInput
 from riido_pg.storage import DEFAULT_TEXT_CONFIG, Progress
 
 if TYPE_CHECKING:
     from riido_pg.corpora.history import HistoryCorpus
+    from riido_pg.documents import DocumentStream
     from riido_pg.shards import Router
 
 __all__ = ["LOADING_PHASE", "Note", "checked_target", "history_corpora", "history_on"]
@@ -121,24 +122,31 @@ def _plan(
     return order, missing
 
 
-def _check_repositories(missing: Sequence[tuple[HistoryCorpus, str]]) -> None:
-    """Each corpus's repository opens, when a snapshot of it must be loaded."""
+def _streams(
+    missing: Sequence[tuple[HistoryCorpus, str]], progress: Progress | None
+) -> list[DocumentStream]:
+    """The documents of each missing snapshot, not read yet, but checked now, before
+    any load: the repository opens (else an error saying it is needed), holds the
+    commit, and has the ``info/exclude`` the corpus was built with."""
+    from riido_pg.corpora.history import snapshot_documents
     from riido_pg.corpora.history.snapshots import open_top
 
-    seen: set[Path] = set()
+    opened: set[Path] = set()
+    streams: list[DocumentStream] = []
     for corpus, sid in missing:
-        if corpus.path in seen:
-            continue
-        seen.add(corpus.path)
-        n = sum(1 for c, _ in missing if c is corpus)
-        try:
-            open_top(corpus.repository)
-        except RiidoError as exc:
-            raise InvalidCorpus(
-                f"{corpus.path}: its repository is needed to load {n} snapshot"
-                f"{'' if n == 1 else 's'} not stored yet (first {sid!r}): {exc.message}",
-                Hint.same("put the repository back where the corpus names it, or rebuild"),
-            ) from exc
+        if corpus.path not in opened:
+            try:
+                open_top(corpus.repository)
+            except InvalidInput as exc:  # not git missing: that is the environment's
+                n = sum(1 for c, _ in missing if c is corpus)
+                raise InvalidCorpus(
+                    f"{corpus.path}: its repository is needed to load {n} snapshot"
+                    f"{'' if n == 1 else 's'} not stored yet (first {sid!r}): {exc.message}",
+                    Hint.same("put the repository back where the corpus names it, or rebuild"),
+                ) from exc
+            opened.add(corpus.path)
+        streams.append(snapshot_documents(corpus, sid, progress=progress))
+    return streams
 
 
 def _load_missing(
@@ -149,15 +157,12 @@ def _load_missing(
     progress: Progress | None,
     note: Note | None,
 ) -> None:
-    from riido_pg.corpora.history import snapshot_documents
-
-    _check_repositories(missing)
-    for i, (corpus, sid) in enumerate(missing):
+    streams = _streams(missing, progress)
+    for i, ((_, sid), docs) in enumerate(zip(missing, streams, strict=True)):
         if note is not None:
             note(f"loading snapshot {i + 1}/{len(missing)} {sid}")
         if progress is not None:
             progress(LOADING_PHASE, i, len(missing))
-        docs = snapshot_documents(corpus, sid)
         with router.loading(sid) as conn:
             store(
                 conn,
