@@ -20,6 +20,7 @@ from support.sessions import WAIT, table_locked
 from test_cli_signals import LOCK_WAIT, interrupt, wait_gone
 
 from riido_pg.corpora.history import read_history_corpus
+from riido_pg.corpora.history.corpus import render_corpus
 from riido_pg.ranking.policies import evaluated_policies
 
 
@@ -142,6 +143,12 @@ def test_errors(cli: Cli, db: Database, repos: dict[str, Repo], tmp_path: Path) 
     queries = moved / "queries.jsonl"
     queries.write_text(queries.read_text().replace("Trim", "Strip"))
     assert_one_error(cli(["eval", str(moved)]), 2, "does not match history.json")
+    empty = tmp_path / "empty"
+    (empty / "qrels").mkdir(parents=True)
+    manifest = json.loads((good / "history.json").read_text())
+    for rel, data in render_corpus(manifest, []).items():
+        (empty / rel).write_bytes(data)
+    assert_one_error(cli(["eval", str(empty)]), 2, f"{empty}/queries.jsonl: no questions")
     sid = next(iter(read_history_corpus(good).snapshots))
     with db.connect() as conn:
         conn.execute(

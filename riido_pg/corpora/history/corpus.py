@@ -258,6 +258,8 @@ def _lines(directory: Path, name: str, data: bytes) -> list[tuple[str, str]]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidCorpus(f"{path}: invalid UTF-8 (byte {exc.start})") from exc
+    if not text:
+        return []  # an empty file has no line (a corpus without questions says so)
     if not text.endswith("\n"):
         raise InvalidCorpus(f"{path}: truncated (no final newline)")
     return [(f"{path}: line {n}", line) for n, line in enumerate(text[:-1].split("\n"), 1)]
