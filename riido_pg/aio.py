@@ -7,6 +7,11 @@ both APIs rank alike by construction. ::
     async with await psycopg.AsyncConnection.connect(dsn, autocommit=True) as conn:
         ranking = await riido_pg.aio.rank_snapshot(conn, "repo@abc", "read the config")
 
+A SQLAlchemy ``AsyncConnection`` or ``AsyncSession`` of an engine using psycopg
+(``postgresql+psycopg://``; SQLAlchemy's asyncio needs ``greenlet``) is accepted too:
+its psycopg connection is used, inside the transaction SQLAlchemy begins, for the
+caller to commit or roll back.
+
 A connection that is not in autocommit is used in autocommit for the call when it is
 idle, and its own transaction is used as it is when one is open (reads then see that
 transaction's data, as with the sync API); a failed transaction is refused before
@@ -23,7 +28,7 @@ from typing import Any
 import psycopg
 
 from riido_pg.documents import HintsRequest
-from riido_pg.errors import TransactionFailed
+from riido_pg.errors import Hint, InvalidInput, TransactionFailed
 from riido_pg.ranking.policies import BM25
 from riido_pg.ranking.rank import (
     Ranking,
@@ -42,11 +47,37 @@ __all__ = ["rank_documents", "rank_snapshot"]
 AsyncConn = psycopg.AsyncConnection[Any]
 
 
+async def _psycopg(target: object) -> AsyncConn:
+    """The psycopg connection behind ``target``: itself, or a SQLAlchemy
+    ``AsyncConnection``'s or ``AsyncSession``'s (its transaction begun)."""
+    if isinstance(target, psycopg.AsyncConnection):
+        return target
+    if type(target).__module__.startswith("sqlalchemy.ext.asyncio"):
+        from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+
+        sa = await target.connection() if isinstance(target, AsyncSession) else target
+        if isinstance(sa, AsyncConnection):
+            if not sa.in_transaction():
+                await sa.begin()
+            raw = (await sa.get_raw_connection()).driver_connection
+            if isinstance(raw, psycopg.AsyncConnection):
+                return raw
+        raise InvalidInput(
+            "riido-pg needs a psycopg 3 connection; this SQLAlchemy connection has another driver",
+            Hint(python="create its engine with a postgresql+psycopg:// URL"),
+        )
+    raise InvalidInput(
+        f"expected a psycopg AsyncConnection or a SQLAlchemy AsyncConnection or AsyncSession, "
+        f"not {type(target).__name__}"
+    )
+
+
 @asynccontextmanager
-async def _session(conn: AsyncConn) -> AsyncIterator[bool]:
-    """Use ``conn`` for one call: yields whether a transaction of the call's own
-    starts with it (False: the caller's transaction is open); translates database
-    errors."""
+async def _session(target: object) -> AsyncIterator[tuple[AsyncConn, bool]]:
+    """Use ``target``'s connection for one call: yields it and whether a transaction
+    of the call's own starts with it (False: the caller's transaction is open);
+    translates database errors."""
+    conn = await _psycopg(target)
     status = conn.info.transaction_status
     if status == psycopg.pq.TransactionStatus.INERROR:
         raise TransactionFailed(
@@ -56,7 +87,7 @@ async def _session(conn: AsyncConn) -> AsyncIterator[bool]:
     if switched:
         await conn.set_autocommit(True)
     try:
-        yield status == psycopg.pq.TransactionStatus.IDLE
+        yield conn, status == psycopg.pq.TransactionStatus.IDLE
     except psycopg.Error as exc:
         mapped = translate(exc)
         if mapped is None:
@@ -68,7 +99,7 @@ async def _session(conn: AsyncConn) -> AsyncIterator[bool]:
 
 
 async def rank_snapshot(
-    conn: AsyncConn,
+    conn: AsyncConn | Any,
     snapshot_id: str,
     query: str,
     *,
@@ -85,13 +116,13 @@ async def rank_snapshot(
         from riido_pg.ranking.model_hints import model_named
 
         model_named(model)
-    async with _session(conn) as fresh, conn.transaction():
-        await run_async(conn, setup_plan(fresh))
-        return await run_async(conn, snapshot_ranking_plan(snapshot_id, query, opts))
+    async with _session(conn) as (raw, fresh), raw.transaction():
+        await run_async(raw, setup_plan(fresh))
+        return await run_async(raw, snapshot_ranking_plan(snapshot_id, query, opts))
 
 
 async def rank_documents(
-    conn: AsyncConn,
+    conn: AsyncConn | Any,
     request: HintsRequest,
     *,
     policy: str = BM25,
@@ -105,10 +136,9 @@ async def rank_documents(
     documents are ranked in a scratch snapshot that is always rolled back."""
     opts = RankOptions.check(request.query, policy, limit, hints, fused_weight, model)
     ranking: Ranking | None = None
-    async with _session(conn):
-        async with conn.transaction() as tx:
-            snap = await run_async(conn, scratch_plan(request.documents, text_config))
-            ranking = await run_async(conn, documents_ranking_plan(snap, request, opts))
-            raise psycopg.Rollback(tx)
+    async with _session(conn) as (raw, _), raw.transaction() as tx:
+        snap = await run_async(raw, scratch_plan(request.documents, text_config))
+        ranking = await run_async(raw, documents_ranking_plan(snap, request, opts))
+        raise psycopg.Rollback(tx)
     assert ranking is not None
     return dataclasses.replace(ranking, snapshot_id=request.snapshot_id)

@@ -14,7 +14,7 @@ from support.database import Database
 import riido_pg
 import riido_pg.aio
 from riido_pg import Document, DocumentSet, HintsRequest
-from riido_pg.errors import InvalidTextConfig, SnapshotNotFound, TransactionFailed
+from riido_pg.errors import InvalidInput, InvalidTextConfig, SnapshotNotFound, TransactionFailed
 
 DOCS = [
     Document("a", "def read_config(path): return open(path).read()"),
@@ -102,3 +102,36 @@ def test_async_connections_and_errors(loaded: Database) -> None:
         return seen
 
     assert asyncio.run(scenario()) == ["a", "a"]
+
+
+def test_sqlalchemy_async_connections_and_sessions(loaded: Database) -> None:
+    """A SQLAlchemy AsyncConnection or AsyncSession over psycopg ranks as the psycopg
+    connection does; the synchronous API refuses them with one clear error."""
+    from sqlalchemy.ext.asyncio import AsyncSession, create_async_engine
+
+    async def connect() -> Any:
+        return await psycopg.AsyncConnection.connect(loaded.dsn)
+
+    async def scenario() -> list[Any]:
+        engine = create_async_engine("postgresql+psycopg://", async_creator=connect)
+        try:
+            async with engine.connect() as conn:
+                by_conn = await riido_pg.aio.rank_snapshot(conn, "aio2", "read config")
+                with pytest.raises(InvalidInput, match="synchronous"):
+                    riido_pg.rank_snapshot(conn, "aio2", "read config")  # type: ignore[arg-type]
+            async with AsyncSession(engine) as session:
+                by_session = await riido_pg.aio.rank_documents(
+                    session, HintsRequest("x", "read config", DocumentSet(DOCS))
+                )
+        finally:
+            await engine.dispose()
+        return [by_conn, by_session]
+
+    with loaded.connect() as conn:
+        expected = [
+            riido_pg.rank_snapshot(conn, "aio2", "read config"),
+            riido_pg.rank_documents(conn, HintsRequest("x", "read config", DocumentSet(DOCS))),
+        ]
+    assert asyncio.run(scenario()) == expected
+    with pytest.raises(InvalidInput, match="not str"):
+        asyncio.run(riido_pg.aio.rank_snapshot("dsn", "aio", "q"))

@@ -38,6 +38,11 @@ def _source(tmp_path: Path, name: str, n: int = N, word: str = "alpha") -> Path:
     return path
 
 
+def _docs(n: int, word: str = "alpha") -> list[Document]:
+    """The documents of ``_source``."""
+    return [Document(f"doc{i:06d}", f"def {word}_{i}(x): return {word} x {i}") for i in range(n)]
+
+
 def _wait_writing(db: Database) -> None:
     """Until the loader, its input read and its texts stored, waits for the test's lock
     on riido.segments (to compute its difference from a base, or to write its new
@@ -50,29 +55,38 @@ def _wait_writing(db: Database) -> None:
 
 
 def _documents(db: Database, snapshot: str) -> int:
+    """The documents the snapshot's segments hold for it (its base's, less those it
+    removed, and its own): 0 when nothing of it is stored."""
     with db.connect() as conn:
         row = conn.execute(
-            "SELECT count(*) FROM riido.snapshot_segments AS p "
+            "SELECT count(*) FROM riido.snapshots AS s "
+            "JOIN riido.snapshot_segments AS p USING (snapshot_id) "
             "JOIN riido.documents AS d ON d.segment_id = p.segment_id "
-            "WHERE p.snapshot_id = %s",
+            "WHERE s.snapshot_id = %s AND d.doc_ord <> ALL (s.removed)",
             (snapshot,),
         ).fetchone()
     assert row is not None
     return int(row[0])
 
 
-@pytest.mark.parametrize("how", ["sigkill", "terminate_backend"])
+@pytest.mark.parametrize("how", ["sigkill", "sigkill on a base", "terminate_backend"])
 def test_killed_loader_leaves_nothing_queryable_and_rerun_completes(
     db: Database, tmp_path: Path, how: str
 ) -> None:
-    snapshot = f"killed-{how}"
+    snapshot = f"killed-{how.replace(' ', '-')}"
     src = _source(tmp_path, "big.jsonl")
+    base = None
+    if how == "sigkill on a base":  # the same documents but twenty: the load's base
+        base = f"{snapshot}-base"
+        with db.connect() as conn:
+            load_snapshot(conn, base, _docs(N - 20))
+            expected = rank_snapshot(conn, base, "alpha 7", limit=20).to_dict()
     with (
         table_locked(db, "segments") as release,
         spawn(["load", snapshot, str(src)], dsn=db.dsn, env=LOCK_WAIT) as proc,
     ):
         _wait_writing(db)
-        if how == "sigkill":
+        if how.startswith("sigkill"):
             proc.send_signal(signal.SIGKILL)
         else:
             with db.connect() as conn:
@@ -98,9 +112,20 @@ def test_killed_loader_leaves_nothing_queryable_and_rerun_completes(
         f"error: snapshot '{snapshot}' was interrupted while loading; run the load again "
         f"or drop it with `riido-pg snapshots drop {snapshot}`\n"
     )
+    if base is not None:  # whole, and nothing of the killed load's difference is kept
+        with db.connect() as conn:
+            assert rank_snapshot(conn, base, "alpha 7", limit=20).to_dict() == expected
+            orphans = conn.execute(
+                "SELECT count(*) FROM riido.segments AS g WHERE NOT EXISTS (SELECT 1 FROM "
+                "riido.snapshot_segments AS p WHERE p.segment_id = g.segment_id)"
+            ).fetchone()
+        assert orphans == (0,)
     again = run_cli(["load", snapshot, str(src)], dsn=db.dsn)
     assert again.code == 0, again.stderr
     assert _documents(db, snapshot) == N
+    if base is not None:
+        listed = json.loads(run_cli(["snapshots", "list", "--format", "json"], dsn=db.dsn).stdout)
+        assert next(r for r in listed if r["id"] == snapshot)["base"] == base
     assert run_cli(["query", snapshot, "alpha", "--limit", "1"], dsn=db.dsn).code == 0
 
 

@@ -96,18 +96,33 @@ def _jobs(tmp_path: Path, stored: str) -> dict[str, tuple[list[str], str]]:
     return {
         # the documents are written, then the postings wait
         "load": (["load", "sig-load", str(src)], "postings"),
+        # on the base `sig-base` (the same documents but ten): its difference waits
+        "load on a base": (["load", "sig-next", str(src), "--base", "sig-base"], "postings"),
         "query": (["query", stored, "read config"], "postings"),
         "eval": (["eval", "--snapshot", stored], "targets"),
     }
 
 
+@pytest.fixture(scope="module")
+def sig_base(db: Database, tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The snapshot ``sig-base``: the load jobs' documents but the last ten."""
+    src = tmp_path_factory.mktemp("sigbase") / "base.jsonl"
+    src.write_text(
+        "".join(json.dumps({"id": f"x{i}", "text": f"alpha {i}"}) + "\n" for i in range(490))
+    )
+    result = run_cli(["load", "sig-base", str(src)], dsn=db.dsn)
+    assert result.code == 0, result.stderr
+    return "sig-base"
+
+
 @pytest.mark.parametrize("stop", sorted(STOPS))
-@pytest.mark.parametrize("command", ["load", "query", "eval"])
+@pytest.mark.parametrize("command", ["load", "load on a base", "query", "eval"])
 def test_signal_stops_the_command(
-    db: Database, tmp_path: Path, stored: str, command: str, stop: str
+    db: Database, tmp_path: Path, stored: str, sig_base: str, command: str, stop: str
 ) -> None:
     args, table = _jobs(tmp_path, stored)[command]
     signum, code, line = STOPS[stop]
+    expected = run_cli(["query", sig_base, "alpha 7", "--format", "json"], dsn=db.dsn).stdout
     before = db.counts()
     with table_locked(db, table) as release, spawn(args, dsn=db.dsn, env=LOCK_WAIT) as proc:
         interrupt(db, lambda: proc.send_signal(signum), release)
@@ -115,6 +130,8 @@ def test_signal_stops_the_command(
     assert (proc.returncode, out, err.decode()) == (code, b"", line)
     wait_gone(db)
     assert db.counts() == before  # nothing half stored, not even a 'loading' row
+    after = run_cli(["query", sig_base, "alpha 7", "--format", "json"], dsn=db.dsn)
+    assert after.stdout == expected  # a base under an interrupted load is whole
 
 
 @pytest.mark.parametrize("command", ["load", "query", "eval"])

@@ -19,7 +19,8 @@ from support.gitrepos import Repo, git_env
 
 from riido_pg.cli.errors import exit_code
 from riido_pg.errors import InvalidInput
-from riido_pg.extract import ExtractStats, Function, iter_functions
+from riido_pg.extract import ExtractStats, FileCache, Function, iter_functions
+from riido_pg.extract.functions import FileFunctions
 from riido_pg.extract.git import GitNotFound, NotARepository, PartialClone, UnknownRevision
 from riido_pg.extract.gittree import parse_tree
 from riido_pg.extract.walk import Item
@@ -117,6 +118,40 @@ def test_each_revision_is_its_clean_checkout(repo: Repo) -> None:
     assert "src/main.py:halt:5" in later and "src/app.py:run:1" not in later
     assert "src/ignored_by_root.py:ignored:1" in later  # no longer ignored at this revision
     assert "lib/keep.gen.py:kept:1" not in later  # its re-include is gone
+
+
+def test_a_file_cache_changes_nothing_but_what_is_parsed(repo: Repo) -> None:
+    """One FileCache over several revisions (and limits): the same functions, counts
+    and problems as without it; an unchanged file is parsed once; a directory on disk
+    never uses it."""
+    first, second = repo.first, repo.second  # type: ignore[attr-defined]
+    cache = FileCache()
+    misses = []
+    for rev, limit in ((first, 2000), (second, 2000), (first, 2000), (first, 100_000)):
+        alone = extract(repo.path, rev=rev, max_file_bytes=limit)
+        cached = extract(repo.path, rev=rev, max_file_bytes=limit, cache=cache)
+        assert cached[0] == alone[0]
+        assert dataclasses.asdict(cached[1]) == dataclasses.asdict(alone[1])
+        misses.append(cache.misses)
+    parsed = [b - a for a, b in zip([0, *misses], misses, strict=False)]
+    # the second revision reads what changed (src/main.py, sub2/x.rs, and the file its
+    # .gitignore no longer ignores), the first again nothing, a larger limit all again
+    assert parsed[0] > 6 and parsed[1] == 3 and parsed[2] == 0 and parsed[3] == parsed[0]
+    repo.checkout(second)
+    held = len(cache)
+    assert extract(repo.path, cache=cache)[0] == extract(repo.path)[0]
+    assert len(cache) == held
+
+
+def test_a_full_file_cache_forgets_the_oldest() -> None:
+    cache = FileCache(max_files=2)
+    found = FileFunctions()
+    for name in ("a", "b", "c"):
+        cache.put((name, "0" * 40, "python", 1), found)
+    assert ("a", "0" * 40, "python", 1) not in cache and len(cache) == 2
+    assert cache.get(("c", "0" * 40, "python", 1)) is found and cache.hits == 1
+    with pytest.raises(ValueError):
+        FileCache(max_files=0)
 
 
 def test_options_apply_as_to_a_directory(repo: Repo) -> None:

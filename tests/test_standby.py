@@ -30,7 +30,8 @@ def _both(dsn: str, standby: clusters.Cluster) -> tuple[str, str]:
 
 @pytest.fixture(scope="module")
 def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, str]]:
-    """(primary DSN, standby DSN, stored eval snapshot id), the snapshot `demo` loaded."""
+    """(primary DSN, standby DSN, stored eval snapshot id), the snapshot `demo` loaded
+    and `demo2` stored on it."""
     beir = generated_corpus(tmp_path_factory.mktemp("beir") / "c", seed=5)
     with clusters.cluster() as primary:
         with psycopg.connect(primary.dsn(), autocommit=True) as conn:
@@ -38,6 +39,11 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, s
         dsn = primary.dsn("riido")
         migrate.upgrade(dsn)
         assert run_cli_process(["load", "demo", str(beir / "corpus.jsonl")], dsn=dsn).code == 0
+        # demo2: demo's documents but the first five, stored on demo
+        lines = (beir / "corpus.jsonl").read_text().splitlines(keepends=True)
+        (beir / "demo2.jsonl").write_text("".join(lines[5:]))
+        demo2 = ["load", "demo2", str(beir / "demo2.jsonl"), "--base", "demo"]
+        assert run_cli_process(demo2, dsn=dsn).code == 0
         stored = run_cli_process(["eval", str(beir), "--output", "-"], dsn=dsn)
         snap = json.loads(stored.stdout)["corpus"]["snapshot_id"]
         with clusters.standby_of(primary) as standby:
@@ -67,6 +73,8 @@ def test_reads_work_on_a_standby(pair: tuple[str, str, str]) -> None:
     for args in (
         ["query", "demo", "read the config file", "--identifier-hints", "--limit", "5"],
         ["query", "demo", "parse json", "--policy", "identifier_bm25_fused"],
+        ["query", "demo2", "read the config file", "--identifier-hints", "--limit", "5"],
+        ["query", "demo2", "parse json", "--policy", "identifier_bm25_rrf"],
         ["snapshots", "list", "--format", "json"],
         ["eval", "--snapshot", snap, "--output", "-"],
     ):

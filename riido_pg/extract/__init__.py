@@ -15,6 +15,7 @@ Importing this package does not load tree-sitter; the first extraction does.
 """
 
 from riido_pg.extract.api import DEFAULT_MAX_FILE_BYTES, MAX_ID_BYTES, iter_functions
+from riido_pg.extract.cache import FileCache
 from riido_pg.extract.documents import tree_documents
 from riido_pg.extract.languages import LANGUAGES
 from riido_pg.extract.model import Function, FunctionMetadata, write_jsonl
@@ -26,6 +27,7 @@ __all__ = [
     "LANGUAGES",
     "MAX_ID_BYTES",
     "ExtractStats",
+    "FileCache",
     "Function",
     "FunctionMetadata",
     "is_doc_or_example_path",

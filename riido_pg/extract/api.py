@@ -25,6 +25,7 @@ from pathspec import GitIgnoreSpec
 
 from riido_pg.documents import MAX_ID_BYTES
 from riido_pg.errors import InvalidInput
+from riido_pg.extract.cache import FileCache, Key
 from riido_pg.extract.ignore import compile_excludes
 from riido_pg.extract.languages import language_of, select_languages
 from riido_pg.extract.model import Function
@@ -76,6 +77,7 @@ def iter_functions(
     stats: ExtractStats | None = None,
     on_file: Callable[[str], None] | None = None,
     rev: str | None = None,
+    cache: FileCache | None = None,
 ) -> Iterator[Function]:
     """The functions under ``root``, one document each, in a fixed order.
 
@@ -92,6 +94,9 @@ def iter_functions(
     ``max_file_bytes`` are skipped. ``stats`` (if given) is filled in as the
     iterator advances and is complete once it is exhausted. ``on_file`` is called
     with each considered file's relative path just before that file is handled.
+
+    ``cache`` (:class:`~riido_pg.extract.cache.FileCache`) keeps the files parsed at
+    one revision for the next ones (no effect without ``rev``).
 
     Arguments are checked when this is called, not at the first ``next()``.
     """
@@ -113,7 +118,7 @@ def iter_functions(
 
         tree = open_revision(Path(root), rev)
     options = (selected, exclude_spec, include_vendored, no_tests, max_file_bytes)
-    return _generate(tree, *options, counts, on_file)
+    return _generate(tree, *options, counts, on_file, cache)
 
 
 def _language(rel: str, selected: frozenset[str]) -> str | Skipped | None:
@@ -133,10 +138,12 @@ def file_functions(
     selected: frozenset[str],
     max_file_bytes: int,
     stats: ExtractStats,
+    cache: FileCache | None = None,
 ) -> list[Function]:
     """The functions of one file the walk listed, counted in ``stats`` as the walk
     counts them (its name, language, reading, nesting and ids: the module docstring's
-    order), except ``files_seen``, which the caller counts."""
+    order), except ``files_seen``, which the caller counts. A file ``cache`` holds is
+    not read again."""
     # Imported here: the parsers load only once functions are really wanted.
     from riido_pg.extract.functions import MAX_NESTING, extract_functions
     from riido_pg.extract.grammars import grammar_key
@@ -149,14 +156,21 @@ def file_functions(
     if language_name is None:
         stats.skipped_unsupported += 1
         return []
-    name = entry.rel.rsplit("/", 1)[-1]
-    source = tree.read(entry.path, max_file_bytes)
-    if isinstance(source, Skipped):
-        _count_skip(stats, entry.rel, source)
+    cached = _cache_key(tree, entry, language_name, max_file_bytes, cache)
+    found = cache.get(cached) if cache is not None and cached is not None else None
+    if found is None:
+        source = tree.read(entry.path, max_file_bytes)
+        if isinstance(source, Skipped):
+            found = source
+        else:
+            grammar = grammar_key(language_name, entry.rel.rsplit("/", 1)[-1])
+            found = extract_functions(grammar, language_name, entry.rel, source)
+        if cache is not None and cached is not None:
+            cache.put(cached, found)
+    if isinstance(found, Skipped):
+        _count_skip(stats, entry.rel, found)
         return []
     stats.files_extracted += 1
-    key = grammar_key(language_name, name)
-    found = extract_functions(key, language_name, entry.rel, source)
     for _ in range(found.long_ids):
         _long_id(stats, entry.rel)
     if found.too_deep:
@@ -177,6 +191,35 @@ def file_functions(
     return functions
 
 
+def _cache_key(
+    tree: Tree, entry: Entry, language_name: str, max_file_bytes: int, cache: FileCache | None
+) -> Key | None:
+    if cache is None:
+        return None
+    content = tree.content_id(entry.path)
+    return None if content is None else (entry.rel, content, language_name, max_file_bytes)
+
+
+def _unread(
+    tree: Tree,
+    entries: Sequence[Entry],
+    selected: frozenset[str],
+    max_file_bytes: int,
+    cache: FileCache | None,
+) -> list[str]:
+    """The files of ``entries`` the walk will read: selected, and not in ``cache``."""
+    paths = []
+    for e in entries:
+        language_name = _language(e.rel, selected)
+        if isinstance(language_name, str):
+            key = _cache_key(tree, e, language_name, max_file_bytes, cache)
+            if key is None or cache is None or key not in cache:
+                paths.append(e.path)
+        elif language_name is not None:
+            paths.append(e.path)
+    return paths
+
+
 def _generate(
     tree_context: AbstractContextManager[Tree],
     selected: frozenset[str],
@@ -186,6 +229,7 @@ def _generate(
     max_file_bytes: int,
     stats: ExtractStats,
     on_file: Callable[[str], None] | None,
+    cache: FileCache | None,
 ) -> Iterator[Function]:
     with tree_context as tree:
         entries = walk(
@@ -196,9 +240,9 @@ def _generate(
             no_tests=no_tests,
             languages=selected,
         )
-        tree.plan([e.path for e in entries if _language(e.rel, selected) is not None])
+        tree.plan(_unread(tree, entries, selected, max_file_bytes, cache))
         for entry in entries:
             stats.files_seen += 1
             if on_file is not None:
                 on_file(entry.rel)
-            yield from file_functions(tree, entry, selected, max_file_bytes, stats)
+            yield from file_functions(tree, entry, selected, max_file_bytes, stats, cache)

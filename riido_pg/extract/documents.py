@@ -21,6 +21,7 @@ from pathlib import Path
 from riido_pg.documents import Document, DocumentStream
 from riido_pg.errors import InvalidInput
 from riido_pg.extract.api import iter_functions
+from riido_pg.extract.cache import FileCache
 from riido_pg.extract.stats import ExtractStats
 
 __all__ = ["tree_documents", "unindexable"]
@@ -46,12 +47,14 @@ def tree_documents(
     stats: ExtractStats | None = None,
     progress: Callable[[str, int, int], None] | None = None,
     rev: str | None = None,
+    cache: FileCache | None = None,
 ) -> DocumentStream:
     """The functions under ``root`` as checked documents, extracted as they are
     consumed (a load streams them). ``progress`` gets ("files", files seen, 0) and
     ("functions", functions, 0) as the walk advances; the stream raises InvalidInput
     at its end when the tree held no function in a supported language. ``rev``: the
-    tree of that git revision (``iter_functions``)."""
+    tree of that git revision, and ``cache`` the files parsed at other revisions
+    (``iter_functions``)."""
     counts = stats if stats is not None else ExtractStats()
 
     def on_file(_rel: str) -> None:
@@ -69,6 +72,7 @@ def tree_documents(
             stats=counts,
             on_file=on_file,
             rev=rev,
+            cache=cache,
         ):
             if unindexable(function.text):
                 counts.skipped_unindexable += 1

@@ -103,6 +103,11 @@ class Tree(Protocol):
         """A file's source (``riido_pg.extract.reading`` rules), or why it is skipped."""
         ...
 
+    def content_id(self, path: str) -> str | None:
+        """An id of the file's content (a git blob id), or None when the tree has
+        none (a directory on disk)."""
+        ...
+
 
 def _sort_key(entry: Entry) -> bytes:
     return entry.rel.encode("utf-8", "surrogateescape")
@@ -183,6 +188,9 @@ class DiskTree:
 
     def read(self, path: str, max_bytes: int) -> bytes | Skipped:
         return read_source(path, max_bytes)
+
+    def content_id(self, path: str) -> str | None:
+        return None
 
 
 def _directory_spec(tree: Tree, path: str, base: str, stats: ExtractStats) -> GitIgnoreSpec | None:

@@ -201,6 +201,11 @@ def _is_sqlalchemy(target: object) -> bool:
 
 
 def _from_sqlalchemy(target: object) -> Conn:
+    if type(target).__module__.startswith("sqlalchemy.ext.asyncio"):
+        raise InvalidInput(
+            "an asyncio SQLAlchemy connection cannot run riido-pg's synchronous functions",
+            Hint(python="rank with riido_pg.aio, or pass a synchronous Connection or Session"),
+        )
     from sqlalchemy.engine import Connection
     from sqlalchemy.orm import Session
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from riido_pg.corpora.history.corpus import HistoryCorpus
 from riido_pg.documents import DocumentStream
 from riido_pg.errors import InvalidCorpus, InvalidInput
+from riido_pg.extract.cache import FileCache
 from riido_pg.extract.documents import tree_documents
 from riido_pg.extract.git import NotARepository, Repository, open_repository
 from riido_pg.extract.ignore import GIT_INFO_EXCLUDE
@@ -57,12 +58,14 @@ def snapshot_documents(
     *,
     stats: ExtractStats | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    cache: FileCache | None = None,
 ) -> DocumentStream:
     """The documents of one snapshot of ``corpus``, streamed from its repository (for
     ``load_snapshot(conn, snapshot_id, snapshot_documents(corpus, snapshot_id))``).
 
     Checked now: the snapshot must be the corpus's, the repository must hold its
-    commit, and its ``info/exclude`` must be the one the corpus recorded."""
+    commit, and its ``info/exclude`` must be the one the corpus recorded. One
+    ``cache`` passed to the reads of several snapshots parses each file once."""
     if snapshot_id not in corpus.snapshots:
         raise InvalidInput(f"{corpus.path}: no snapshot {snapshot_id!r} in this corpus")
     repository = open_top(corpus.repository)
@@ -80,4 +83,5 @@ def snapshot_documents(
         stats=stats,
         progress=progress,
         rev=commit,
+        cache=cache,
     )

@@ -1,4 +1,4 @@
-"""Which commit subjects are questions, and the question's text (rules version 1).
+"""Which commit subjects are questions, and the question's text (rules version 2).
 
 A question is a commit's subject (git's ``%s``: the message's first paragraph on
 one line) cleaned of what is not about the change, when what is left is a sentence
