@@ -127,10 +127,14 @@ def _streams(
 ) -> list[DocumentStream]:
     """The documents of each missing snapshot, not read yet, but checked now, before
     any load: the repository opens (else an error saying it is needed), holds the
-    commit, and has the ``info/exclude`` the corpus was built with."""
+    commit, and has the ``info/exclude`` the corpus was built with. The reads share
+    one :class:`~riido_pg.extract.cache.FileCache`: a file unchanged since the
+    snapshot before is not parsed again."""
     from riido_pg.corpora.history import snapshot_documents
     from riido_pg.corpora.history.snapshots import open_top
+    from riido_pg.extract.cache import FileCache
 
+    cache = FileCache()  # consecutive commits: each changed file parsed, no other
     opened: set[Path] = set()
     streams: list[DocumentStream] = []
     for corpus, sid in missing:
@@ -145,7 +149,7 @@ def _streams(
                     Hint.same("put the repository back where the corpus names it, or rebuild"),
                 ) from exc
             opened.add(corpus.path)
-        streams.append(snapshot_documents(corpus, sid, progress=progress))
+        streams.append(snapshot_documents(corpus, sid, progress=progress, cache=cache))
     return streams
 
 
