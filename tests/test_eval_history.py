@@ -115,6 +115,10 @@ def test_snapshots_are_loaded_oldest_first_once_and_reused(
     bases = {p.snapshot.snapshot_id: p.snapshot.base for p in facade.snapshots().snapshots}
     assert any(bases[s] is not None for s in oldest_first[1:])  # storage is shared
     created = {s: facade.get(s).created_at for s in oldest_first}
+    newest = oldest_first[-1]  # read last, its files mostly from the shared cache
+    facade.load("re-check", repos["py"].path, tree=TreeOptions(rev=hc.snapshots[newest]))
+    assert facade.get("re-check").content_digest == facade.get(newest).content_digest
+    facade.drop("re-check")
     before = db.counts()
     second = facade.evaluate(d, run_dir=tmp_path / "runs2", note=notes.append)
     assert second.loaded == () and list(second.reused) == oldest_first
