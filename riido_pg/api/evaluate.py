@@ -41,8 +41,9 @@ def check_target(corpus: Path | None, snapshot: str | None) -> None:
         raise ConflictingOptions(
             "nothing to evaluate",
             Hint(
-                "give a BEIR_DIR to evaluate, or --snapshot SNAPSHOT for a stored one",
-                "pass a BEIR directory, or snapshot= for a stored corpus",
+                "give a DIR to evaluate (a BEIR directory, or history corpora), or "
+                "--snapshot SNAPSHOT for a stored corpus",
+                "pass a BEIR directory or history corpora, or snapshot= for a stored corpus",
             ),
         )
     if corpus is not None and snapshot is not None:

@@ -72,7 +72,7 @@ def eval_command(
         Path | None,
         typer.Option(
             "--run-dir",
-            metavar="DIR...",
+            metavar="DIR",
             help="Write one TREC run file per policy (<policy>.trec) into DIR.",
             file_okay=False,
             show_default=False,
