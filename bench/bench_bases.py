@@ -173,9 +173,7 @@ def run_size(args: Any, size: int, chain: int) -> dict[str, Any]:
                 file=sys.stderr,
             )
         if args.big_change and not commits:  # no chain: one commit just under the bound
-            docs = History(size)
-            docs.docs = list(history.docs)
-            wide = docs.commit(args.big_change)
+            wide = history.commit(args.big_change)  # on repo@1's documents
             row = timed_load(conn, "repo@wide", wide, args.jobs, base="repo@1")
             out["wide"] = row
             widest = ("repo@wide", row["removed"] / max(1, row["documents"]))

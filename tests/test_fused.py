@@ -111,3 +111,45 @@ def test_eval_agrees_with_the_sql_ranking_at_any_weight(conn: Any, tmp_path: Pat
             }
             first = next(c.rank for c in ranking.candidates if c.id in targets)
             assert r.ranks[FUSED] == first, (w, r.question_id)
+
+
+def test_fusions_of_several_parameters_in_one_eval_each_rank_by_their_own(
+    conn: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Registered fused and RRF policies of other weights and k, evaluated together in
+    one batch, each get the first-target ranks of their own SQL ranking."""
+    import sys
+
+    from riido_pg.ranking import Policy, register_policy
+    from riido_pg.ranking.combiners import Fused, ReciprocalRank
+
+    registry = sys.modules["riido_pg.ranking.policies"]  # the name is also a function's
+    monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))
+    swept = {
+        "fused_w0": Fused(0.0),
+        "fused_w100": Fused(100.0),
+        "rrf_k1": ReciprocalRank(1.0),
+        "rrf_k500": ReciprocalRank(500.0),
+    }
+    for name, combiner in swept.items():
+        register_policy(Policy(name, combiner, name))
+    stored = store_corpus(conn, generated_corpus(tmp_path / "beir", 7, n_docs=120))
+    result = evaluate(conn, stored.snapshot_id, policies=list(swept))
+    questions = dict(
+        conn.execute(
+            "SELECT question_id, text FROM riido.questions WHERE snapshot_id = %s",
+            (stored.snapshot_id,),
+        ).fetchall()
+    )
+    targets: dict[str, set[str]] = {}
+    for qid, doc_id in conn.execute(
+        "SELECT question_id, doc_id FROM riido.targets WHERE snapshot_id = %s",
+        (stored.snapshot_id,),
+    ):
+        targets.setdefault(qid, set()).add(doc_id)
+    for r in result.results:
+        for name in swept:
+            ranking = rank_snapshot(conn, stored.snapshot_id, questions[r.question_id], policy=name)
+            first = next(c.rank for c in ranking.candidates if c.id in targets[r.question_id])
+            assert r.ranks[name] == first, (name, r.question_id)
+    assert len({tuple(r.ranks[n] for r in result.results) for n in swept}) > 1

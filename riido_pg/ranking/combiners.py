@@ -182,18 +182,25 @@ class Fused(Combiner):
         )
         return [Row(int(o), str(i), int(r), int(d), float(s)) for o, i, s, r, d in result.rows]
 
+    def _weight(self, batch: Batch) -> float:
+        return self.weight if batch.weight is None else batch.weight
+
+    def _key(self, batch: Batch) -> str:
+        """The batch's name of this fusion's scores: one per weight, so fusions of
+        several weights evaluated in one batch each rank by their own."""
+        return f"{self.score_name} w={self._weight(batch)!r}"
+
     def derive(self, batch: Batch) -> None:
-        weight = self.weight if batch.weight is None else batch.weight
         raw, ident = (batch.scores[c] / bm25.SCALE for c in COLUMNS)
-        fused = (raw + weight * ident).tocsr()
+        fused = (raw + self._weight(batch) * ident).tocsr()
         fused.eliminate_zeros()  # a zero fused score ranks with the unmatched documents
-        batch.derive(self.score_name, fused)
+        batch.derive(self._key(batch), fused)
 
     def first_target(self, batch: Batch, i: int, targets: set[int]) -> int:
-        return batch.rank_of_first(self.score_name, i)
+        return batch.rank_of_first(self._key(batch), i)
 
     def run_order(self, batch: Batch, i: int, depth: int) -> list[int]:
-        return batch.order(self.score_name, i, depth)
+        return batch.order(self._key(batch), i, depth)
 
 
 class ReciprocalRank(Combiner):
@@ -217,12 +224,17 @@ class ReciprocalRank(Combiner):
         )
         return [Row(int(o), str(i), int(r), int(d), float(s)) for o, i, s, r, d in result.rows]
 
+    @property
+    def _key(self) -> str:
+        """The batch's name of this fusion's scores: one per k."""
+        return f"{self.score_name} k={self.k!r}"
+
     def derive(self, batch: Batch) -> None:
         raw, ident = (batch.reciprocal_ranks(c, self.k) for c in COLUMNS)
-        batch.derive(self.score_name, (raw + ident).tocsr())
+        batch.derive(self._key, (raw + ident).tocsr())
 
     def first_target(self, batch: Batch, i: int, targets: set[int]) -> int:
-        return batch.rank_of_first(self.score_name, i)
+        return batch.rank_of_first(self._key, i)
 
     def run_order(self, batch: Batch, i: int, depth: int) -> list[int]:
-        return batch.order(self.score_name, i, depth)
+        return batch.order(self._key, i, depth)
