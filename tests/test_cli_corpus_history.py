@@ -258,13 +258,16 @@ def test_extract_rev_counts_submodules_in_its_note(tmp_path: Path) -> None:
 
 def test_phase_rules() -> None:
     """A new phase marks every earlier one finished, except that streamed phases (a
-    load's input; corpus history's commits and questions) run side by side."""
-    from riido_pg.cli.progress import PHASES, STREAMED, finishes
+    load's input; corpus history's commits and questions) run side by side, and an
+    outer phase (eval's snapshots loaded, each load's phases inside it) is never
+    finished by another."""
+    from riido_pg.cli.progress import OUTER, PHASES, STREAMED, finishes
 
     for phase in PHASES:
         for earlier in PHASES:
-            side_by_side = phase in STREAMED and earlier in STREAMED
+            side_by_side = (phase in STREAMED and earlier in STREAMED) or earlier in OUTER
             assert finishes(phase, earlier) is not side_by_side, (phase, earlier)
+    assert not finishes("documents", "snapshots") and finishes("snapshots", "statistics")
     assert not finishes("questions", "commits") and not finishes("commits", "questions")
     assert finishes("index", "documents") and finishes("questions", "index")
 

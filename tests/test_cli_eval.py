@@ -166,7 +166,7 @@ def test_bad_input_one_error_line_nothing_stored(
 
 def test_usage_errors(cli: Any, db: Database, fresh: Path, tmp_path: Path) -> None:
     before = db.counts()
-    assert_one_error(cli(["eval"]), "BEIR_DIR", "--snapshot")
+    assert_one_error(cli(["eval"]), "give a DIR", "history corpora", "--snapshot")
     assert_one_error(cli(["eval", str(fresh), "--snapshot", "x"]), "not both")
     assert_one_error(cli(["eval", str(tmp_path / "nowhere")]), "no such directory", "--snapshot")
     assert_one_error(cli(["eval", str(fresh / "corpus.jsonl")]), "not a directory")

@@ -17,6 +17,7 @@ from support.database import Database
 
 from riido_pg import Document, get_snapshot, load_snapshot, rank_snapshot
 from riido_pg.evaluation import evaluate, store_corpus
+from riido_pg.evaluation.corpora import STORED_TARGETS, targets_statement
 from riido_pg.ranking import bm25
 from riido_pg.resources import sql_text
 
@@ -58,9 +59,13 @@ def _check(conn: Any, snapshot_id: str) -> str:
         {"s": snapshot_id},
     ).fetchone()[0]
     segments = list(get_snapshot(conn, snapshot_id).segments)
-    for name in ("eval_questions", "eval_targets"):
+    statements = {
+        "eval_questions": sql_text("eval_questions"),
+        "eval_targets": targets_statement(STORED_TARGETS).as_string(conn),
+    }
+    for name, statement in statements.items():
         params = {"snapshot_id": snapshot_id, "segments": segments}
-        removed = removed_rows(conn, sql_text(name), params)
+        removed = removed_rows(conn, statement, params)
         assert removed <= n, (name, removed, n)
     return evaluate(conn, snapshot_id).to_json()
 

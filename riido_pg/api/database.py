@@ -33,7 +33,8 @@ from typing import TYPE_CHECKING, Any
 
 from psycopg.pq import TransactionStatus
 
-from riido_pg.api.evaluate import check_target, evaluate_on
+from riido_pg.api.evaluate import EvalOptions, evaluate_on
+from riido_pg.api.history import Note, checked_target, history_on
 from riido_pg.api.loading import Source, opened, store
 from riido_pg.api.models import embed, load_model
 from riido_pg.api.results import Evaluated, Listing, Loaded
@@ -309,7 +310,7 @@ class Database:
 
     def evaluate(
         self,
-        corpus: Path | str | None = None,
+        corpus: Path | str | Sequence[Path | str] | None = None,
         *,
         snapshot: str | None = None,
         policies: Sequence[str] | None = None,
@@ -319,38 +320,35 @@ class Database:
         fused_weight: float | None = None,
         model: str | None = None,
         progress: Progress | None = None,
+        note: Note | None = None,
     ) -> Evaluated:
         """Evaluate policies on a BEIR directory ``corpus`` (stored as a snapshot where
-        a load of it would go, or reused when stored already) or on the stored corpus
-        ``snapshot``: Recall@1, Recall@10, MRR, mean first-target rank (README
-        "Evaluation"). ``policies``: default every policy that needs nothing per
-        question (and the model's with ``model``, which also embeds the corpus);
-        ``text_config``: for a directory, the configuration to store it with (default
-        english); for a snapshot, the one it must have."""
+        a load of it would go, or reused when stored already), on history corpora
+        (``corpus``: one directory or several, each question ranked in its own
+        snapshot, the missing ones loaded from the repository and reused afterwards)
+        or on the stored corpus ``snapshot``: Recall@1, Recall@10, MRR, mean
+        first-target rank (README "Evaluation"). ``policies``: default every policy
+        that needs nothing per question (and the model's with ``model``, which also
+        embeds the corpus); ``text_config``: for directories, the configuration to
+        store them with (default english; a history corpus's stored snapshots must
+        have it); for a snapshot, the one it must have. ``note`` receives a line per
+        step of a long run (``loading snapshot 3/46 …``)."""
         from riido_pg.evaluation import DEFAULT_RUN_DEPTH, check_policies
 
-        path = Path(corpus) if corpus is not None else None
-        check_target(path, snapshot)
-        if snapshot is not None:
-            check_snapshot_id(snapshot)
+        path, corpora = checked_target(corpus, snapshot)
         chosen = check_policies(policies, model)
         if model is not None:
             load_model(model)
+        depth = DEFAULT_RUN_DEPTH if run_depth is None else run_depth
+        options = EvalOptions(chosen, text_config, run_dir, depth, fused_weight, model, progress)
         with self._call() as router:
-            if path is not None:
+            if path is not None or corpora is not None:
                 self._writable_here(router, "storing a corpus")
-            return evaluate_on(
-                router,
-                path,
-                snapshot,
-                policies=chosen,
-                text_config=text_config,
-                run_dir=run_dir,
-                run_depth=DEFAULT_RUN_DEPTH if run_depth is None else run_depth,
-                fused_weight=fused_weight,
-                model=model,
-                progress=progress,
-            )
+            if corpora is None:
+                return evaluate_on(router, path, snapshot, options)
+            in_caller = router.coordinator.info.transaction_status == TransactionStatus.INTRANS
+            jobs = 1 if in_caller else _default_jobs()
+            return history_on(router, corpora, options, jobs=jobs, note=note)
 
     # -- shards and roles -----------------------------------------------------------
 

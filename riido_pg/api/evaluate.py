@@ -4,6 +4,7 @@ configuration checked; embedded when a model is named; then evaluated there."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,21 @@ if TYPE_CHECKING:
     from riido_pg.server.connect import Conn
     from riido_pg.shards import Router
 
-__all__ = ["check_target", "evaluate_on"]
+__all__ = ["EvalOptions", "check_target", "evaluate_on"]
+
+
+@dataclass(frozen=True, slots=True)
+class EvalOptions:
+    """What every evaluation takes besides its corpus (checked policies, the run
+    depth resolved)."""
+
+    policies: tuple[str, ...]
+    text_config: str | None
+    run_dir: Path | None
+    run_depth: int
+    fused_weight: float | None
+    model: str | None
+    progress: Progress | None
 
 
 def check_target(corpus: Path | None, snapshot: str | None) -> None:
@@ -26,8 +41,9 @@ def check_target(corpus: Path | None, snapshot: str | None) -> None:
         raise ConflictingOptions(
             "nothing to evaluate",
             Hint(
-                "give a BEIR_DIR to evaluate, or --snapshot SNAPSHOT for a stored one",
-                "pass a BEIR directory, or snapshot= for a stored corpus",
+                "give a DIR to evaluate (a BEIR directory, or history corpora), or "
+                "--snapshot SNAPSHOT for a stored corpus",
+                "pass a BEIR directory or history corpora, or snapshot= for a stored corpus",
             ),
         )
     if corpus is not None and snapshot is not None:
@@ -84,17 +100,7 @@ def _found(router: Router, snapshot: str, text_config: str | None) -> Conn:
 
 
 def evaluate_on(
-    router: Router,
-    corpus: Path | None,
-    snapshot: str | None,
-    *,
-    policies: tuple[str, ...],
-    text_config: str | None,
-    run_dir: Path | None,
-    run_depth: int,
-    fused_weight: float | None,
-    model: str | None,
-    progress: Progress | None,
+    router: Router, corpus: Path | None, snapshot: str | None, options: EvalOptions
 ) -> Evaluated:
     """Evaluate (checked arguments, the model loaded) on ``router``'s servers. A corpus
     stored now stays locked as a load's (:meth:`~riido_pg.shards.Router.for_load`)
@@ -102,6 +108,7 @@ def evaluate_on(
     from riido_pg.evaluation import evaluate
 
     stored = None
+    text_config, model, progress = options.text_config, options.model, options.progress
     try:
         if corpus is not None:
             conn, snapshot_id, stored = _stored(
@@ -116,11 +123,11 @@ def evaluate_on(
         result = evaluate(
             conn,
             snapshot_id,
-            policies=policies,
+            policies=options.policies,
             progress=progress,
-            run_dir=run_dir,
-            run_depth=run_depth,
-            fused_weight=fused_weight,
+            run_dir=options.run_dir,
+            run_depth=options.run_depth,
+            fused_weight=options.fused_weight,
             model=model,
         )
     finally:

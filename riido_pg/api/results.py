@@ -68,9 +68,13 @@ class Listing:
 
 @dataclass(frozen=True, slots=True)
 class Evaluated:
-    """An evaluation, the snapshot it ran on and, for a BEIR directory, whether its
-    corpus was ``"stored"`` now or ``"reused"`` (None for a stored snapshot)."""
+    """An evaluation and the snapshot it ran on (None for history corpora, a snapshot
+    per question) and, for a BEIR directory, whether its corpus was ``"stored"`` now
+    or ``"reused"`` (None for a stored snapshot). For history corpora: the snapshots
+    ``loaded`` now and those ``reused`` as they were stored, each in load order."""
 
     evaluation: Evaluation
-    snapshot_id: str
+    snapshot_id: str | None
     stored: str | None = None
+    loaded: tuple[str, ...] = ()
+    reused: tuple[str, ...] = ()

@@ -15,7 +15,7 @@ import typer
 
 from riido_pg.cli.history import corpus_history
 from riido_pg.cli.options import EvalPolicyOpt, whole
-from riido_pg.cli.progress import progress_bar
+from riido_pg.cli.progress import progress_reporter
 from riido_pg.cli.settings import database
 from riido_pg.words import count
 
@@ -27,12 +27,14 @@ corpus_app.command("history")(corpus_history)
 
 def eval_command(
     ctx: typer.Context,
-    beir_dir: Annotated[
-        Path | None,
+    dirs: Annotated[
+        list[Path] | None,
         typer.Argument(
-            metavar="BEIR_DIR",
-            help="A BEIR directory (corpus.jsonl, queries.jsonl, qrels/test.tsv). It is "
-            "stored as snapshot beir-<digest>-<config> and reused when unchanged.",
+            metavar="DIR...",
+            help="A BEIR directory (corpus.jsonl, queries.jsonl, qrels/test.tsv), stored "
+            "as snapshot beir-<digest>-<config> and reused when unchanged; or one or more "
+            "history corpora (corpus history), each question ranked in its own snapshot, "
+            "loaded from the repository once and reused.",
             show_default=False,
         ),
     ] = None,
@@ -42,7 +44,7 @@ def eval_command(
         typer.Option(
             "--text-config",
             metavar="CONFIG",
-            help="PostgreSQL text search configuration for a BEIR_DIR (default english); "
+            help="PostgreSQL text search configuration for a DIR (default english); "
             "with --snapshot it must be the snapshot's.",
             show_default=False,
         ),
@@ -52,7 +54,7 @@ def eval_command(
         typer.Option(
             "--snapshot",
             metavar="SNAPSHOT",
-            help="Evaluate a stored corpus by snapshot id instead of a BEIR_DIR.",
+            help="Evaluate a stored corpus by snapshot id instead of a DIR.",
             show_default=False,
         ),
     ] = None,
@@ -107,14 +109,15 @@ def eval_command(
         ),
     ] = None,
 ) -> None:
-    """Evaluate every policy on a BEIR corpus: Recall@1, Recall@10, MRR, mean first-target rank."""
+    """Evaluate every policy on a BEIR corpus or history corpora: Recall@1, Recall@10,
+    MRR, mean first-target rank."""
     from riido_pg.files import STDOUT, check_output, write_output
 
     if output is not None:
         check_output(output)  # a bad path costs no evaluation
-    with progress_bar() as progress, database(ctx) as db:
+    with progress_reporter() as (progress, note), database(ctx) as db:
         done = db.evaluate(
-            beir_dir,
+            dirs or None,
             snapshot=snapshot,
             policies=policy,
             text_config=text_config,
@@ -123,10 +126,15 @@ def eval_command(
             fused_weight=fused_weight,
             model=model,
             progress=progress,
+            note=note,
         )
     if done.stored is not None:  # after the progress bar is gone
         verb = "stored" if done.stored == "stored" else "reusing stored"
         sys.stderr.write(f"{verb} corpus as snapshot {done.snapshot_id!r}\n")
+    elif done.snapshot_id is None:
+        sys.stderr.write(
+            f"snapshots: {len(done.loaded)} loaded, {len(done.reused)} reused as stored\n"
+        )
     if output is not None:
         write_output(output, done.evaluation.to_json())
         if str(output) == STDOUT:
@@ -148,7 +156,7 @@ def corpus_docproxy(
         Path | None,
         typer.Option(
             "--cache-dir",
-            metavar="DIR",
+            metavar="DIR...",
             help="Where the pinned sdists are cached.",
             file_okay=False,
             show_default=False,

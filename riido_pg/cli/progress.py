@@ -11,7 +11,7 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
-__all__ = ["PHASES", "STREAMED", "finishes", "progress_bar"]
+__all__ = ["OUTER", "PHASES", "STREAMED", "finishes", "progress_bar", "progress_reporter"]
 
 
 #: Labels of the progress phases reported by the library.
@@ -26,6 +26,7 @@ PHASES = {
     "statistics": "updating statistics",
     "commits": "commits read",
     "questions": "questions found",
+    "snapshots": "loading snapshots",
 }
 
 
@@ -34,15 +35,39 @@ PHASES = {
 STREAMED = frozenset({"files", "functions", "rows", "documents", "commits", "questions"})
 
 
+#: Phases that count what other phases run inside of (the snapshots an ``eval`` of
+#: history corpora loads, each load's phases in turn): no phase finishes them.
+OUTER = frozenset({"snapshots"})
+
+
 def finishes(phase: str, earlier: str) -> bool:
     """Whether a new ``phase`` marks an ``earlier`` one finished: it does, unless both
-    are streamed phases (:data:`STREAMED`), which run side by side."""
-    return not (phase in STREAMED and earlier in STREAMED)
+    are streamed phases (:data:`STREAMED`), which run side by side, or ``earlier`` is
+    an outer phase (:data:`OUTER`)."""
+    return not (phase in STREAMED and earlier in STREAMED) and earlier not in OUTER
+
+
+Update = Callable[[str, int, int], None]
+Note = Callable[[str], None]
 
 
 @contextmanager
-def progress_bar() -> Iterator[Callable[[str, int, int], None] | None]:
-    """A rich progress bar on stderr when it is a terminal; otherwise nothing.
+def progress_bar() -> Iterator[Update | None]:
+    """A rich progress bar on stderr when it is a terminal; otherwise nothing
+    (:func:`progress_reporter`'s bar)."""
+    with progress_reporter() as (update, _):
+        yield update
+
+
+def _write_line(line: str) -> None:
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+@contextmanager
+def progress_reporter() -> Iterator[tuple[Update | None, Note]]:
+    """A rich progress bar on stderr when it is a terminal (else None), and a
+    function writing a line on stderr (above the bar when there is one).
 
     Every phase is a row with a spinner and its elapsed time, so a long phase shows it
     is alive; a phase reported with total 0 has no known size (a pulsing bar). A new
@@ -50,7 +75,7 @@ def progress_bar() -> Iterator[Callable[[str, int, int], None] | None]:
     (:data:`STREAMED`) run side by side.
     """
     if not sys.stderr.isatty():
-        yield None
+        yield None, _write_line
         return
     from rich.console import Console
     from rich.progress import (
@@ -103,4 +128,7 @@ def progress_bar() -> Iterator[Callable[[str, int, int], None] | None]:
                 )
             bar.update(tasks[phase], completed=done, total=total or None)
 
-        yield update
+        def note(line: str) -> None:
+            bar.console.print(line, markup=False, highlight=False)
+
+        yield update, note

@@ -199,10 +199,12 @@ def print_evaluation(result: Evaluation) -> None:
 
     data = result.to_dict()
     corpus = data["corpus"]
-    title = (
-        f"{corpus['snapshot_id']} · {count(corpus['documents'], 'document')} · "
-        f"{count(corpus['questions'], 'question')}"
-    )
+    if "snapshot_id" in corpus:
+        where = f"{corpus['snapshot_id']} · {count(corpus['documents'], 'document')}"
+    else:  # history corpora: a snapshot per question
+        repos = ", ".join(c["repository"] for c in corpus["corpora"])
+        where = f"history of {repos} · {count(corpus['snapshots'], 'snapshot')}"
+    title = f"{where} · {count(corpus['questions'], 'question')}"
     notes = []
     if corpus["skipped_questions"]:
         notes.append(f"{corpus['skipped_questions']} without targets skipped")

@@ -1,5 +1,7 @@
-"""Evaluation: BEIR corpora in, stored as snapshots with questions; every policy
-ranked for every question; Recall@1, Recall@10, MRR and mean first-target rank out."""
+"""Evaluation: BEIR corpora in, stored as snapshots with questions (or history
+corpora, each question in its own snapshot: :mod:`riido_pg.evaluation.history`);
+every policy ranked for every question; Recall@1, Recall@10, MRR and mean
+first-target rank out."""
 
 from riido_pg.evaluation.batch import check_policies, evaluate
 from riido_pg.evaluation.corpora import StoredCorpus, snapshot_id_for, store_corpus

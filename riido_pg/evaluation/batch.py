@@ -16,13 +16,15 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from riido_pg.errors import ConflictingOptions, Hint, InvalidInput
 from riido_pg.evaluation.corpora import StoredQuestion, corpus_info, load_questions
-from riido_pg.evaluation.learned import LearnedSide, prepare
+from riido_pg.evaluation.learned import LearnedSide
+from riido_pg.evaluation.learned import prepare as prepare_learned
 from riido_pg.evaluation.result import Evaluation, QuestionResult
 from riido_pg.evaluation.runfiles import DEFAULT_RUN_DEPTH, RunWriter
 from riido_pg.evaluation.scoring import (
@@ -46,9 +48,21 @@ from riido_pg.resources import sql_text
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import read_transaction, translated
 from riido_pg.splitting import split_identifiers
+from riido_pg.storage.snapshots import Snapshot
 from riido_pg.storage.staging import Progress
 
-__all__ = ["BATCH_CELLS", "PROGRESS_PHASE", "check_policies", "evaluate"]
+__all__ = [
+    "BATCH_CELLS",
+    "PROGRESS_PHASE",
+    "Chosen",
+    "Prepared",
+    "check_policies",
+    "choose",
+    "evaluate",
+    "measured_costs",
+    "prepare",
+    "rank_prepared",
+]
 
 #: Question x document cells per batch: at most 2M stored scores (~25 MB) per column.
 BATCH_CELLS = 1 << 21
@@ -75,6 +89,125 @@ def check_policies(policies: Sequence[str] | None, model: str | None = None) -> 
     return tuple(p for p in default if p in policies)
 
 
+@dataclass(frozen=True, slots=True)
+class Chosen:
+    """What an evaluation runs: its policies (checked), the fused weight, the run
+    files' depth and the learned hint source."""
+
+    policies: tuple[Policy, ...]
+    weighted: tuple[Policy, ...]
+    weight: float | None
+    depth: int
+    model: str | None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(p.name for p in self.policies)
+
+    @property
+    def reported_weight(self) -> float | None:
+        return _reported_weight(self.weighted, self.weight)
+
+
+def choose(
+    policies: Sequence[str] | None,
+    *,
+    fused_weight: float | None,
+    run_depth: int,
+    model: str | None,
+) -> Chosen:
+    """The checked settings of an evaluation (:func:`check_policies`, the fused
+    weight, the depth)."""
+    chosen = tuple(get_policy(p) for p in check_policies(policies, model))
+    weighted = tuple(p for p in chosen if p.weighted)
+    if fused_weight is not None and not weighted:
+        raise ConflictingOptions("a fused weight needs a fused policy among those evaluated")
+    weight = check_weight(weighted[0], fused_weight) if weighted else None
+    if run_depth < 1:
+        raise InvalidInput("the run depth must be at least 1")
+    return Chosen(chosen, weighted, weight, run_depth, model)
+
+
+@dataclass(slots=True)
+class Prepared:
+    """One snapshot's questions, read and ready to rank (:func:`prepare`)."""
+
+    questions: list[StoredQuestion]
+    terms: list[QueryTerms]
+    docs: Documents
+    columns: dict[str, ColumnWeights]
+    learned: LearnedSide | None
+    #: Every document id in place order (for run files; empty without them).
+    doc_ids: list[str]
+
+
+def prepare(
+    conn: Conn,
+    snap: Snapshot,
+    text_config: str,
+    questions: list[StoredQuestion],
+    chosen: Chosen,
+    *,
+    run_files: bool,
+) -> Prepared:
+    """Everything ranking ``questions`` (each with a target) in ``snap`` needs from
+    the database, read in the caller's (read) transaction."""
+    idents = [split_identifiers(q.text) for q in questions]
+    lexemes = conn.execute(
+        sql_text("eval_question_lexemes"),
+        {"text_config": text_config, "raw": [q.text for q in questions], "ident": idents},
+    ).fetchall()
+    terms = [
+        QueryTerms(list(raw), list(ident), ident_text)
+        for (raw, ident), ident_text in zip(lexemes, idents, strict=True)
+    ]
+    docs = documents(conn, snap)
+    learned = None
+    if any(p.needs_model for p in chosen.policies):
+        assert chosen.model is not None
+        learned = prepare_learned(conn, snap, chosen.model, [q.text for q in questions], docs)
+    columns = {c: column_weights(conn, snap, c, [t.of(c) for t in terms], docs) for c in COLUMNS}
+    doc_ids = _ids_in_order(conn, snap, docs) if run_files else []
+    return Prepared(questions, terms, docs, columns, learned, doc_ids)
+
+
+def rank_prepared(
+    ready: Prepared,
+    chosen: Chosen,
+    writer: RunWriter | None,
+    clock: dict[str, float],
+    progress: Progress | None,
+    *,
+    done: int = 0,
+    total: int | None = None,
+) -> list[QuestionResult]:
+    """Rank a snapshot's prepared questions under every chosen policy, in batches:
+    each question's first-target ranks (and its run-file lines through ``writer``).
+    Progress counts ``done`` questions before these, of ``total`` (default: these)."""
+    questions, terms = ready.questions, ready.terms
+    results: list[QuestionResult] = []
+    if writer is not None:
+        writer.doc_ids = ready.doc_ids
+    size = max(1, BATCH_CELLS // max(1, ready.docs.count))
+    count = len(questions)
+    for start in range(0, count, size):
+        stop = min(count, start + size)
+        results.extend(
+            _evaluate_batch(
+                questions[start:stop],
+                terms[start:stop],
+                ready,
+                start,
+                chosen,
+                writer,
+                clock,
+            )
+        )
+        if progress:
+            progress(PROGRESS_PHASE, done + stop, count if total is None else total)
+    return results
+
+
 @translated
 def evaluate(
     conn: Conn,
@@ -93,82 +226,30 @@ def evaluate(
     fused policy's weight (recorded in the output). ``model`` adds the learned hint
     source's policy (the corpus must be embedded with it) and the cost of each
     policy, measured in this run."""
-    chosen = [get_policy(p) for p in check_policies(policies, model)]
-    weighted = [p for p in chosen if p.weighted]
-    if fused_weight is not None and not weighted:
-        raise ConflictingOptions("a fused weight needs a fused policy among those evaluated")
-    weight = check_weight(weighted[0], fused_weight) if weighted else None
-    if run_depth < 1:
-        raise InvalidInput("the run depth must be at least 1")
+    chosen = choose(policies, fused_weight=fused_weight, run_depth=run_depth, model=model)
     with read_transaction(conn):
         info = corpus_info(conn, snapshot_id)
-        snap = info.snapshot
-        stored = load_questions(conn, snap)
+        stored = load_questions(conn, info.snapshot)
         questions = [q for q in stored if q.targets]
         if not questions:
             raise InvalidInput(f"snapshot {snapshot_id!r} has no question with a target")
-        idents = [split_identifiers(q.text) for q in questions]
-        lexemes = conn.execute(
-            sql_text("eval_question_lexemes"),
-            {"text_config": info.text_config, "raw": [q.text for q in questions], "ident": idents},
-        ).fetchall()
-        terms = [
-            QueryTerms(list(raw), list(ident), ident_text)
-            for (raw, ident), ident_text in zip(lexemes, idents, strict=True)
-        ]
-        docs = documents(conn, snap)
-        learned = None
-        if any(p.needs_model for p in chosen):
-            assert model is not None
-            learned = prepare(conn, snap, model, [q.text for q in questions], docs)
-        columns = {
-            c: column_weights(conn, snap, c, [t.of(c) for t in terms], docs) for c in COLUMNS
-        }
-        doc_ids: list[str] = []
-        if run_dir is not None:
-            doc_ids = _ids_in_order(conn, snap, docs)
-    results: list[QuestionResult] = []
-    run_files: list[Path] = []
-    clock = {p.name: 0.0 for p in chosen}
+        ready = prepare(
+            conn, info.snapshot, info.text_config, questions, chosen, run_files=run_dir is not None
+        )
+    clock = {p.name: 0.0 for p in chosen.policies}
     with ExitStack() as stack:
-        names = tuple(p.name for p in chosen)
-        writer = RunWriter(stack, run_dir, names, doc_ids) if run_dir is not None else None
-        size = max(1, BATCH_CELLS // max(1, docs.count))
-        total = len(questions)
-        for start in range(0, total, size):
-            stop = min(total, start + size)
-            results.extend(
-                _evaluate_batch(
-                    questions[start:stop],
-                    terms[start:stop],
-                    columns,
-                    docs,
-                    start,
-                    chosen,
-                    writer,
-                    run_depth,
-                    weight,
-                    learned,
-                    clock,
-                )
-            )
-            if progress:
-                progress(PROGRESS_PHASE, stop, total)
-        if writer is not None:
-            run_files = writer.paths
-    costs = None
-    if model is not None:
-        costs = _costs(chosen, clock, len(questions), learned)
-        costs["process"] = {"peak_rss_mb": _peak_rss_mb()}
+        writer = RunWriter(stack, run_dir, chosen.names) if run_dir is not None else None
+        results = rank_prepared(ready, chosen, writer, clock, progress)
+    learned = [ready.learned] if ready.learned is not None else []
     return Evaluation(
         info,
-        tuple(p.name for p in chosen),
+        chosen.names,
         results,
         len(stored) - len(questions),
-        run_files,
-        fused_weight=_reported_weight(weighted, weight),
-        model=learned.model if learned is not None else None,
-        costs=costs,
+        writer.paths if writer is not None else [],
+        fused_weight=chosen.reported_weight,
+        model=ready.learned.model if ready.learned is not None else None,
+        costs=measured_costs(chosen, clock, len(questions), learned),
     )
 
 
@@ -181,11 +262,8 @@ def _reported_weight(weighted: Sequence[Policy], weight: float | None) -> float 
     return weight if weight is not None else combiner.weight
 
 
-def _ids_in_order(conn: Conn, snap: object, docs: Documents) -> list[str]:
+def _ids_in_order(conn: Conn, snap: Snapshot, docs: Documents) -> list[str]:
     """Every document id, in the documents' id order (run files name documents)."""
-    from riido_pg.storage.snapshots import Snapshot
-
-    assert isinstance(snap, Snapshot)
     rows = conn.execute(
         "SELECT d.doc_ord, d.doc_id FROM riido.documents AS d WHERE d.segment_id = ANY(%s::uuid[])",
         (list(snap.segments),),
@@ -205,47 +283,51 @@ def _peak_rss_mb() -> float:
     return 0.0
 
 
-def _costs(
-    chosen: Sequence[Policy], clock: dict[str, float], questions: int, learned: LearnedSide | None
-) -> dict[str, dict[str, float]]:
-    """Each policy's cost in this run: milliseconds per question spent ranking it
-    (the model's query embedding included), and for the model the load seconds and
-    bytes its vectors added."""
+def measured_costs(
+    chosen: Chosen, clock: dict[str, float], questions: int, learned: Sequence[LearnedSide]
+) -> dict[str, dict[str, float]] | None:
+    """With a model: each policy's cost in this run, milliseconds per question spent
+    ranking it (the model's query embedding included), and for the model the load
+    seconds and bytes its vectors added (over every snapshot ranked, a segment they
+    share counted once); under "process", the run's peak memory. None without one."""
+    if chosen.model is None:
+        return None
+    embed_s = sum(side.embed_seconds for side in learned)
+    load_s = sum(side.load_seconds for side in learned)
+    stored = sum(dict(kv for side in learned for kv in side.segment_bytes.items()).values())
     out: dict[str, dict[str, float]] = {}
-    for policy in chosen:
+    for policy in chosen.policies:
         seconds = clock[policy.name]
-        load_s, stored = 0.0, 0
-        if policy.needs_model and learned is not None:
-            seconds += learned.embed_seconds
-            load_s, stored = learned.load_seconds, learned.stored_bytes
+        if policy.needs_model:
+            seconds += embed_s
         out[policy.name] = {
             "ms_per_question": 1000 * seconds / max(1, questions),
-            "load_seconds": load_s,
-            "stored_bytes": float(stored),
+            "load_seconds": load_s if policy.needs_model else 0.0,
+            "stored_bytes": float(stored) if policy.needs_model else 0.0,
         }
+    out["process"] = {"peak_rss_mb": _peak_rss_mb()}
     return out
 
 
 def _evaluate_batch(
     questions: Sequence[StoredQuestion],
     terms: Sequence[QueryTerms],
-    columns: dict[str, ColumnWeights],
-    docs: Documents,
+    ready: Prepared,
     start: int,
-    policies: Sequence[Policy],
+    chosen: Chosen,
     writer: RunWriter | None,
-    depth: int,
-    weight: float | None,
-    learned: LearnedSide | None,
     clock: dict[str, float],
 ) -> Iterator[QuestionResult]:
+    docs, learned, policies = ready.docs, ready.learned, chosen.policies
     target_rows = np.fromiter(
         (i for i, q in enumerate(questions) for _ in q.targets), dtype=np.int64
     )
     target_ords = docs.place([t for q in questions for t in q.targets])
     stop = start + len(questions)
-    scores = {c: (col.questions[start:stop] @ col.weights).tocsr() for c, col in columns.items()}
-    batch = Batch(scores, docs.count, target_rows, target_ords, weight)
+    scores = {
+        c: (col.questions[start:stop] @ col.weights).tocsr() for c, col in ready.columns.items()
+    }
+    batch = Batch(scores, docs.count, target_rows, target_ords, chosen.weight)
     for policy in policies:
         began = time.perf_counter()
         policy.combiner.derive(batch)
@@ -265,5 +347,5 @@ def _evaluate_batch(
             clock[policy.name] += time.perf_counter() - began
         if writer is not None:
             for name, runs in ran.items():
-                writer.write(name, q.id, runs.combiner.run_order(batch, i, depth))
+                writer.write(name, q.id, runs.combiner.run_order(batch, i, chosen.depth))
         yield QuestionResult(q.id, q.repo, ranks, t.identifier_in_scope)

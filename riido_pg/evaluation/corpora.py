@@ -10,13 +10,17 @@ corpus, nothing is parsed or written again.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from riido_pg.errors import Hint, InvalidInput, SnapshotExists, SnapshotNotFound
+from psycopg import sql
+
+from riido_pg.errors import Hint, InvalidCorpus, InvalidInput, SnapshotExists, SnapshotNotFound
 from riido_pg.evaluation.beir import BeirCorpus, parse_beir, read_files
 from riido_pg.quoting import shell_command
-from riido_pg.resources import sql_text
+from riido_pg.resources import sql_template, sql_text
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import translated
 from riido_pg.storage.loading import Progress, write_snapshot
@@ -29,13 +33,19 @@ from riido_pg.storage.snapshots import (
 )
 
 __all__ = [
+    "GIVEN_TARGETS",
+    "STORED_TARGETS",
     "CorpusInfo",
+    "GivenQuestion",
     "StoredCorpus",
     "StoredQuestion",
+    "config_fields",
     "corpus_info",
+    "given_questions",
     "load_questions",
     "snapshot_id_for",
     "store_corpus",
+    "targets_statement",
 ]
 
 
@@ -134,6 +144,23 @@ class CorpusInfo:
     #: differ between major versions.
     server_major: int
 
+    def corpus_fields(self) -> dict[str, Any]:
+        """What the result's ``corpus`` says of it (besides the question counts)."""
+        return {
+            "snapshot_id": self.snapshot_id,
+            "documents": self.documents,
+            "sha256": self.corpus_sha256,
+        }
+
+    def config_fields(self) -> dict[str, Any]:
+        """The result's ``config`` (besides the fused weight)."""
+        return config_fields(self.text_config, self.k1, self.b, self.server_major)
+
+
+def config_fields(text_config: str, k1: float, b: float, server_major: int) -> dict[str, Any]:
+    """An evaluation result's ``config``: what its numbers depend on."""
+    return {"text_config": text_config, "k1": k1, "b": b, "postgresql_major": server_major}
+
 
 def corpus_info(conn: Conn, snapshot_id: str) -> CorpusInfo:
     """The stored corpus of a ready snapshot with questions, or a RiidoError saying
@@ -195,15 +222,71 @@ class StoredQuestion:
     targets: tuple[int, ...]
 
 
+#: The targets ``eval_targets.sql`` looks up: a stored corpus's, or given ones.
+STORED_TARGETS = sql.SQL("riido.targets AS t WHERE t.snapshot_id = %(snapshot_id)s")
+GIVEN_TARGETS = sql.SQL(
+    "unnest(%(question_ids)s::text[], %(doc_ids)s::text[]) AS t(question_id, doc_id)"
+)
+
+
+def targets_statement(targets: sql.SQL) -> sql.Composed:
+    """``eval_targets.sql`` over ``targets`` (:data:`STORED_TARGETS` or
+    :data:`GIVEN_TARGETS`)."""
+    return sql.SQL(sql_template("eval_targets")).format(targets=targets)
+
+
 def load_questions(conn: Conn, snap: Snapshot) -> list[StoredQuestion]:
     """The stored questions, in question id byte order, with their targets' doc_ords."""
     targets: dict[str, list[int]] = {}
     snapshot_id = snap.snapshot_id
     params = {"snapshot_id": snapshot_id, "segments": list(snap.segments)}
-    for qid, ord_ in conn.execute(sql_text("eval_targets"), params):
+    for qid, _, ord_ in conn.execute(targets_statement(STORED_TARGETS), params):
         targets.setdefault(str(qid), []).append(int(ord_))
     rows = conn.execute(sql_text("eval_questions"), {"snapshot_id": snapshot_id}).fetchall()
     return [
         StoredQuestion(str(r[0]), str(r[1]), str(r[2]), tuple(targets.get(str(r[0]), ())))
         for r in rows
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class GivenQuestion:
+    """A question to rank in a snapshot that does not store it (a history corpus's):
+    its targets are document ids of that snapshot."""
+
+    id: str
+    text: str
+    repo: str
+    targets: tuple[str, ...]
+
+
+def given_questions(
+    conn: Conn, snap: Snapshot, questions: Sequence[GivenQuestion]
+) -> list[StoredQuestion]:
+    """``questions`` with their targets' doc_ords in ``snap``, in question id byte
+    order. A target the snapshot does not hold is InvalidCorpus: the snapshot holds
+    other documents than the questions were written for."""
+    pairs = [(q.id, t) for q in questions for t in q.targets]
+    params = {
+        "snapshot_id": snap.snapshot_id,
+        "segments": list(snap.segments),
+        "question_ids": [p[0] for p in pairs],
+        "doc_ids": [p[1] for p in pairs],
+    }
+    targets: dict[str, list[int]] = {}
+    for qid, doc_id, ord_ in conn.execute(targets_statement(GIVEN_TARGETS), params):
+        if ord_ is None:
+            raise InvalidCorpus(
+                f"snapshot {snap.snapshot_id!r} has no document {doc_id!r}, a target of "
+                f"question {qid!r}: it holds other documents than the corpus was built on",
+                Hint(
+                    f"drop it with `{_drop(snap.snapshot_id)}` and evaluate again (it is "
+                    "loaded from the repository)",
+                    "drop it with drop_snapshot() and evaluate again",
+                ),
+            )
+        targets.setdefault(str(qid), []).append(int(ord_))
+    return [
+        StoredQuestion(q.id, q.text, q.repo, tuple(targets[q.id]))
+        for q in sorted(questions, key=lambda q: q.id.encode("utf-8"))
     ]

@@ -13,6 +13,7 @@ embed falls back to ``bm25``, as ``rank_snapshot`` does.
 from __future__ import annotations
 
 import time
+import uuid
 from dataclasses import dataclass
 
 import numpy as np
@@ -35,9 +36,10 @@ class LearnedSide:
     vectors: np.ndarray
     #: Each question's unit vector, None when it embeds to nothing.
     queries: list[np.ndarray | None]
-    #: Seconds the load spent embedding the corpus, and the bytes the vectors take.
+    #: Seconds the load spent embedding the corpus, and the bytes the vectors take,
+    #: per segment of its path.
     load_seconds: float
-    stored_bytes: int
+    segment_bytes: dict[uuid.UUID, int]
     #: Seconds spent embedding the questions (part of the per-question cost).
     embed_seconds: float
 
@@ -60,12 +62,12 @@ def prepare(
     model = model_named(model_name)
     stored = require_model(snap, model, run(conn, model_plan(snap.snapshot_id, model.name)))
     matrix = run(conn, vectors_plan(snap.target, model.name, docs.ords.tolist(), stored.dim))
-    row = conn.execute(
-        "SELECT coalesce(sum(octet_length(e.vec)), 0) FROM riido.embeddings AS e "
+    rows = conn.execute(
+        "SELECT e.segment_id, sum(octet_length(e.vec)) FROM riido.embeddings AS e "
         "JOIN riido.snapshot_segments AS p ON p.segment_id = e.segment_id "
-        "WHERE p.snapshot_id = %s AND e.model = %s",
+        "WHERE p.snapshot_id = %s AND e.model = %s GROUP BY e.segment_id",
         (snap.snapshot_id, model.name),
-    ).fetchone()
+    ).fetchall()
     started = time.perf_counter()
     queries: list[np.ndarray | None] = []
     for text in texts:
@@ -78,6 +80,6 @@ def prepare(
         matrix,
         queries,
         stored.embed_seconds,
-        int(row[0]) if row else 0,
+        {r[0]: int(r[1]) for r in rows},
         time.perf_counter() - started,
     )

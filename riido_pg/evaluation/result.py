@@ -11,16 +11,29 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from riido_pg.evaluation.corpora import CorpusInfo
 from riido_pg.evaluation.metrics import MEASURE_NAMES, aggregate, records, rounded
 from riido_pg.ranking.policies import BM25, IDENTIFIER_BM25_BASELINE_FIRST, get_policy
 
 #: The non-learned control every challenger is judged against.
 CONTROL = IDENTIFIER_BM25_BASELINE_FIRST
 
-__all__ = ["Evaluation", "QuestionResult"]
+__all__ = ["EvaluatedCorpus", "Evaluation", "QuestionResult"]
+
+
+class EvaluatedCorpus(Protocol):
+    """What an evaluation reports of the corpus it ran on: a stored corpus
+    (:class:`~riido_pg.evaluation.corpora.CorpusInfo`) or history corpora
+    (:class:`~riido_pg.evaluation.history.HistoryInfo`)."""
+
+    def corpus_fields(self) -> dict[str, Any]:
+        """The result's ``corpus``, besides the question counts."""
+        ...
+
+    def config_fields(self) -> dict[str, Any]:
+        """The result's ``config``, besides the fused weight."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,7 +49,7 @@ class QuestionResult:
 
 @dataclass(frozen=True, slots=True)
 class Evaluation:
-    corpus: CorpusInfo
+    corpus: EvaluatedCorpus
     policies: tuple[str, ...]
     #: Evaluated questions (those with targets), in question id byte order.
     results: list[QuestionResult]
@@ -53,8 +66,10 @@ class Evaluation:
     costs: dict[str, dict[str, float]] | None = None
 
     @property
-    def snapshot_id(self) -> str:
-        return self.corpus.snapshot_id
+    def snapshot_id(self) -> str | None:
+        """The snapshot of a stored corpus (None: history corpora, one per question)."""
+        value = self.corpus.corpus_fields().get("snapshot_id")
+        return value if isinstance(value, str) else None
 
     @property
     def out_of_scope(self) -> int:
@@ -134,21 +149,15 @@ class Evaluation:
         def table(means: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
             return {p: {m: rounded(v[m]) for m in MEASURE_NAMES} for p, v in means.items()}
 
-        c = self.corpus
         return {
             "corpus": {
-                "snapshot_id": c.snapshot_id,
-                "documents": c.documents,
+                **self.corpus.corpus_fields(),
                 "questions": len(self.results),
                 "skipped_questions": self.skipped,
                 "identifier_out_of_scope": self.out_of_scope,
-                "sha256": c.corpus_sha256,
             },
             "config": {
-                "text_config": c.text_config,
-                "k1": c.k1,
-                "b": c.b,
-                "postgresql_major": c.server_major,
+                **self.corpus.config_fields(),
                 **({} if self.fused_weight is None else {"fused_weight": self.fused_weight}),
             },
             "policies": table(self.metrics()),

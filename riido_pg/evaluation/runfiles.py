@@ -24,13 +24,18 @@ DEFAULT_RUN_DEPTH = 1000
 
 class RunWriter:
     """One open run file per policy; each replaces its target when the stack closes
-    without an error."""
+    without an error. ``doc_ids`` names the documents of the snapshot whose questions
+    are written now (set before each snapshot's)."""
 
     def __init__(
-        self, stack: ExitStack, run_dir: Path, policies: Sequence[str], doc_ids: list[str]
+        self,
+        stack: ExitStack,
+        run_dir: Path,
+        policies: Sequence[str],
+        doc_ids: list[str] | None = None,
     ) -> None:
         output_dir(run_dir)
-        self.doc_ids = doc_ids
+        self.doc_ids = doc_ids or []
         self.paths = [run_dir / f"{p}.trec" for p in policies]
         self.files: dict[str, IO[bytes]] = {
             p: stack.enter_context(output_file(path))

@@ -143,6 +143,8 @@ class HistoryCorpus:
     questions: list[HistoryQuestion]
     #: Snapshot id → the full id of the commit whose tree it is, in question order.
     snapshots: dict[str, str]
+    #: The sha256 of ``history.json`` (which holds the other files' digests).
+    sha256: str = ""
 
     @property
     def skipped(self) -> dict[str, int]:
@@ -216,10 +218,11 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def _manifest(directory: Path) -> tuple[dict[str, Any], Extraction]:
+def _manifest(directory: Path) -> tuple[dict[str, Any], Extraction, str]:
     where = str(directory / MANIFEST_FILE)
+    raw = _read(directory, MANIFEST_FILE)
     try:
-        manifest = json.loads(_read(directory, MANIFEST_FILE).decode("utf-8"))
+        manifest = json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise InvalidCorpus(f"{where}: not JSON: {exc}") from exc
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
@@ -245,7 +248,7 @@ def _manifest(directory: Path) -> tuple[dict[str, Any], Extraction]:
         raise InvalidCorpus(f"{where}: extraction.digest does not match its options")
     for sid, commit in manifest["snapshots"].items():
         _commit_id(commit, f"{where}: snapshot {sid}")
-    return manifest, extraction
+    return manifest, extraction, _sha256(raw)
 
 
 def _lines(directory: Path, name: str, data: bytes) -> list[tuple[str, str]]:
@@ -255,6 +258,8 @@ def _lines(directory: Path, name: str, data: bytes) -> list[tuple[str, str]]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InvalidCorpus(f"{path}: invalid UTF-8 (byte {exc.start})") from exc
+    if not text:
+        return []  # an empty file has no line (a corpus without questions says so)
     if not text.endswith("\n"):
         raise InvalidCorpus(f"{path}: truncated (no final newline)")
     return [(f"{path}: line {n}", line) for n, line in enumerate(text[:-1].split("\n"), 1)]
@@ -289,7 +294,7 @@ def read_history_corpus(directory: Path, *, repository: Path | None = None) -> H
     if not directory.is_dir():
         what = "not a directory" if directory.exists() else "no such directory"
         raise InvalidCorpus(f"{directory}: {what} (expected a history corpus)")
-    manifest, extraction = _manifest(directory)
+    manifest, extraction, digest = _manifest(directory)
     data = {name: _read(directory, name) for name in (QUERIES_FILE, QRELS_FILE)}
     for name, content in data.items():
         if manifest["files"].get(name) != _sha256(content):
@@ -331,4 +336,5 @@ def read_history_corpus(directory: Path, *, repository: Path | None = None) -> H
         extraction=extraction,
         questions=out,
         snapshots={q.snapshot_id: q.parent for q in out},
+        sha256=digest,
     )
