@@ -5,9 +5,10 @@ identifier_bm25) on the development corpora: cosqa-dev and the docproxy corpus,
 Each k of the sweep is registered as a policy of its own (``register_policy`` with
 the same combiner and another k), and every corpus is stored once and evaluated with
 ``bm25``, the control ``identifier_bm25_baseline_first`` and the sweep's policies by
-the shipped ``evaluate``. k stays the customary 60 unless another k has a clearly
-higher MRR averaged over the two corpora; docs/evaluation.md's table "Choosing the
-fused weight" (RRF's k) comes from this script.
+the shipped ``evaluate``. The shipped k (``RRF_K``) was taken from this sweep (the
+customary 60 would have stayed unless another k had a clearly higher MRR averaged over
+the two corpora); docs/evaluation.md's table "Choosing the fused weight" (RRF's k)
+comes from this script.
 
     python bench/rrf_k.py                     # both corpora (builds docproxy)
     python bench/rrf_k.py --docproxy DIR      # an already built docproxy
@@ -28,7 +29,7 @@ from riido_pg.ranking import Policy, register_policy
 from riido_pg.ranking.combiners import ReciprocalRank
 from riido_pg.ranking.policies import BM25, IDENTIFIER_BM25_BASELINE_FIRST
 
-KS = (1.0, 5.0, 10.0, 20.0, 40.0, 60.0, 100.0, 200.0)
+KS = (0.0, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 40.0, 60.0, 100.0, 200.0)
 MEASURES = ("recall@1", "recall@10", "mrr", "mean_first_target_rank")
 
 
