@@ -4,12 +4,20 @@
 -- removed from its path still counts: this is an estimate, the base's difference is
 -- computed exactly afterwards (base_diff.sql).
 --
--- One look-up per chunk document on riido.documents' text_key index.
+-- One look-up per chunk document on riido.documents' text_key index, counted per
+-- segment first: a segment shared by many snapshots (a history's base) is counted
+-- once and its count then added to each of them, so a load's sample costs the same
+-- however many snapshots a history already holds.
 -- Parameters: %(ids)s (text[]), %(keys)s (uuid[]), %(text_config)s.
-SELECT p.snapshot_id, count(*)
-FROM unnest(%(ids)s::text[], %(keys)s::uuid[]) AS c(doc_id, key)
-JOIN riido.documents AS d ON d.text_key = c.key AND d.doc_id = c.doc_id
-JOIN riido.snapshot_segments AS p ON p.segment_id = d.segment_id
+WITH found AS (
+    SELECT d.segment_id, count(*) AS n
+    FROM unnest(%(ids)s::text[], %(keys)s::uuid[]) AS c(doc_id, key)
+    JOIN riido.documents AS d ON d.text_key = c.key AND d.doc_id = c.doc_id
+    GROUP BY d.segment_id
+)
+SELECT p.snapshot_id, sum(f.n)::int8
+FROM found AS f
+JOIN riido.snapshot_segments AS p ON p.segment_id = f.segment_id
 JOIN riido.snapshots AS s ON s.snapshot_id = p.snapshot_id
 WHERE s.state = 'ready' AND s.text_config = %(text_config)s
 GROUP BY p.snapshot_id

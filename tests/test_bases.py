@@ -173,6 +173,14 @@ def test_the_automatic_base_is_the_snapshot_sharing_most(db: Database) -> None:
         assert (
             len(snap.segments) == 2 and snap.segments[0] == get_snapshot(conn, "auto@1").segments[0]
         )
+        # counted over a path's segments: a snapshot holding its base's documents and
+        # more of the new load's shares more than its base
+        grown = {**docs, **{f"g{i:03d}": f"def grown_{i}(): return {i}" for i in range(60)}}
+        result = load_snapshot(conn, "auto@2b", [Document(k, v) for k, v in grown.items()])
+        assert result.base == "auto@2"
+        grown["g999"] = "def one_more(): pass"
+        result = load_snapshot(conn, "auto@2c", [Document(k, v) for k, v in grown.items()])
+        assert (result.base, result.added, result.removed) == ("auto@2b", 1, 2)  # 2 from auto@2
         # past the bound (a quarter of the documents removed), the load is fresh
         shrunk = {k: v for k, v in docs.items() if int(k[1:]) % 2}
         result = load_snapshot(conn, "auto@3", [Document(k, v) for k, v in shrunk.items()])
