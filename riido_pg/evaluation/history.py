@@ -13,11 +13,14 @@ for a BEIR corpus.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from riido_pg.errors import ConflictingOptions, Hint, InvalidCorpus
 from riido_pg.evaluation.batch import choose, measured_costs, prepare, rank_prepared
@@ -99,6 +102,9 @@ def _server_major(conn: Conn) -> int:
     return int(row[0])
 
 
+_NO_VECTORS = np.zeros((0, 0), dtype=np.float32)
+
+
 def evaluate_history(
     parts: Sequence[SnapshotQuestions],
     sources: Sequence[HistorySource],
@@ -142,8 +148,10 @@ def evaluate_history(
                     ready, chosen, writer, clock, progress, done=len(results), total=total
                 )
             )
-            if ready.learned is not None:
-                learned.append(ready.learned)
+            if ready.learned is not None:  # its costs, not its vectors: one snapshot's
+                # vectors in memory at a time (each is documents × dimensions floats)
+                learned.append(dataclasses.replace(ready.learned, vectors=_NO_VECTORS, queries=[]))
+            del ready
     counts: dict[str, int] = {}
     for r in results:
         counts[r.repo] = counts.get(r.repo, 0) + 1
