@@ -204,7 +204,7 @@ def docproxy_dir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
         pytest.skip("riido_pg.corpora.docproxy is not available")
     from riido_pg.corpora.docproxy import DownloadFailed, build_docproxy
 
-    cache = request.config.cache
+    cache = getattr(request.config, "cache", None)  # None under -p no:cacheprovider
     cache_dir = (
         cache.mkdir("riido-pg-docproxy")
         if cache is not None
@@ -223,7 +223,7 @@ def docproxy_dir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
 def test_corpus_docproxy_command(
     cli: Any, docproxy_dir: Path, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    cache = request.config.cache
+    cache = getattr(request.config, "cache", None)  # None under -p no:cacheprovider
     if cache is None:
         pytest.skip("needs the pytest cache for the downloaded sdists")
     out = tmp_path / "dp"
