@@ -258,7 +258,18 @@ def spawn(
     **popen: Any,
 ) -> Iterator[subprocess.Popen[bytes]]:
     """``python -m riido_pg ARGS`` started in the background (environment
-    :func:`cli_env`), for the block; killed and reaped when it ends."""
+    :func:`cli_env`), for the block; killed and reaped when it ends. The child gets
+    SIGINT's default disposition whatever the suite was started with (a shell starts
+    a background job with SIGINT ignored, and Python then installs no handler), so
+    the interrupt tests send a signal the child hears; ``preexec_fn`` runs after."""
+    then = popen.pop("preexec_fn", None)
+
+    def default_sigint() -> None:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        if then is not None:
+            then()
+
+    popen["preexec_fn"] = default_sigint
     proc = subprocess.Popen(
         [sys.executable, "-m", "riido_pg", *args],
         stdin=stdin,
