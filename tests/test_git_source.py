@@ -343,3 +343,49 @@ def test_parse_tree_reads_every_entry(entries: list[tuple[str, Any, bytes]]) -> 
 def test_parse_tree_refuses_a_truncated_object() -> None:
     with pytest.raises(ValueError):
         parse_tree(b"100644 a\0" + b"x" * 19, 20)
+
+
+def test_a_stored_file_cache_carries_parses_to_the_next_run(repo: Repo, tmp_path: Path) -> None:
+    """What one run parsed at a revision is read back by the next (another process,
+    in `load REPO --rev` loops): the same documents, only the changed files parsed; a
+    damaged file or one of other extraction rules is ignored and replaced."""
+    from riido_pg.extract import cache as cache_module
+    from riido_pg.extract import tree_documents
+    from riido_pg.extract.cache import StoredFileCache, stored_cache_path
+
+    first, second = repo.first, repo.second  # type: ignore[attr-defined]
+    path = stored_cache_path(tmp_path / "home", repo.path / ".git")
+
+    def docs(rev: str, cache: Any = None) -> list[tuple[str, str]]:
+        return [(d.id, d.text) for d in tree_documents(repo.path, rev=rev, cache=cache)]
+
+    run = StoredFileCache(path)
+    assert len(run) == 0 and docs(first, run) == docs(first)
+    assert path.is_file() and run.misses > 6
+    run = StoredFileCache(path)  # the next process
+    assert len(run) > 6 and docs(second, run) == docs(second)
+    assert run.misses == 3  # src/main.py, sub2/x.rs, the file no longer ignored
+    again = StoredFileCache(path)  # nothing new parsed: the file is left as it is
+    stamp = path.stat().st_mtime_ns
+    assert docs(second, again) == docs(second) and again.misses == 0
+    assert path.stat().st_mtime_ns == stamp
+    path.write_bytes(b"\x1f\x8b not gzip at all")
+    damaged = StoredFileCache(path)
+    assert len(damaged) == 0 and docs(first, damaged) == docs(first)
+    assert len(StoredFileCache(path)) > 6  # replaced by a good one
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(cache_module, "_extractor_digest", lambda: "other rules")
+        assert len(StoredFileCache(path)) == 0
+
+
+def test_load_at_a_revision_keeps_its_file_cache_under_the_home(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from riido_pg.extract.cache import stored_cache_path
+    from riido_pg.sources import TreeOptions, open_source
+
+    monkeypatch.setenv("RIIDO_PG_HOME", str(tmp_path / "home"))
+    first = repo.first  # type: ignore[attr-defined]
+    got = [(d.id, d.text) for d in open_source(repo.path, tree=TreeOptions(rev=first))]
+    assert got == [(f.id, f.text) for f in extract(repo.path, rev=first)[0]]
+    assert stored_cache_path(tmp_path / "home", repo.path / ".git").is_file()

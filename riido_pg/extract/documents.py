@@ -85,6 +85,8 @@ def tree_documents(
             n += 1
             if progress is not None and n % 100 == 0:
                 progress("functions", n, 0)
+        if cache is not None:
+            cache.flush()
         if progress is not None:
             progress("files", counts.files_seen, counts.files_seen)
             progress("functions", n, n)

@@ -143,10 +143,15 @@ def open_source(
         return beir_documents(path)
     from riido_pg.extract import tree_documents
 
+    cache = None
     if options.rev is not None:
+        from riido_pg import config
+        from riido_pg.extract.cache import StoredFileCache, stored_cache_path
         from riido_pg.extract.gittree import open_revision
 
-        open_revision(path, options.rev)  # checked now; the stream opens it again
+        revision = open_revision(path, options.rev)  # checked now; the stream opens it again
+        # what the last read of this repository parsed, kept under riido-pg's home
+        cache = StoredFileCache(stored_cache_path(config.home(), revision.repository.git_dir))
     return tree_documents(
         path,
         langs=options.langs or None,
@@ -156,4 +161,5 @@ def open_source(
         stats=stats,
         progress=progress,
         rev=options.rev,
+        cache=cache,
     )

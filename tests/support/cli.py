@@ -21,18 +21,22 @@ or times out never leaves one running into the next test.
 
 from __future__ import annotations
 
+import atexit
 import io
 import json
 import logging
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import traceback
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
@@ -86,12 +90,20 @@ class CliResult:
 Cli = Callable[..., CliResult]
 
 
+#: The home of CLI runs against a server (``dsn`` given) that name none: riido-pg
+#: keeps caches there (``load --rev``'s parsed files), never in the user's own home.
+SCRATCH_HOME = Path(tempfile.mkdtemp(prefix="riido-pg-test-home-")) / "home"
+atexit.register(shutil.rmtree, SCRATCH_HOME.parent, True)
+
+
 def cli_env(dsn: str | None, env: Mapping[str, str] | None = None) -> dict[str, str]:
     """The environment of a CLI run: this process's without any ``RIIDO_PG_*``
-    variable, ``RIIDO_PG_DSN`` set to ``dsn`` (unless None), then ``env``."""
+    variable, ``RIIDO_PG_DSN`` set to ``dsn`` (unless None), then ``env``; with a
+    ``dsn`` and no ``RIIDO_PG_HOME`` in ``env``, the home is :data:`SCRATCH_HOME`."""
     full = {k: v for k, v in os.environ.items() if not k.startswith("RIIDO_PG_")}
     if dsn is not None:
         full["RIIDO_PG_DSN"] = dsn
+        full["RIIDO_PG_HOME"] = str(SCRATCH_HOME)
     full.update(env or {})
     return full
 
