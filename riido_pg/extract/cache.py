@@ -76,7 +76,7 @@ STORED_FORMAT = 1
 def _extractor_digest() -> str:
     """A digest of the extractor's own source: a cache written by another version of
     the rules is not read."""
-    here = Path(__file__).resolve().parent
+    here = Path(os.path.dirname(os.path.abspath(__file__)))
     h = hashlib.sha256()
     for path in sorted(here.glob("*.py")):
         h.update(path.name.encode())
@@ -150,8 +150,9 @@ class StoredFileCache(FileCache):
         files.sort(key=lambda f: (f[0], f[1], f[2], f[3]))
         body = {"format": STORED_FORMAT, "extractor": self._digest, "files": files}
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".files.", dir=self.path.parent)
+            directory = os.path.dirname(self.path)
+            os.makedirs(directory, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".files.", dir=directory)
             try:
                 with (
                     os.fdopen(fd, "wb") as raw,
