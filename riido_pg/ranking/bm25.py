@@ -6,7 +6,9 @@ module composes it with :mod:`psycopg.sql` into ``sql/rank.sql`` (one column),
 :func:`two_columns`), ``sql/scores.sql``
 (given documents) and ``sql/eval_postings.sql`` (every weight, for the evaluation).
 A snapshot that removed documents from its path gets the fragment's removed-document
-filter; one that removed none gets none (and its df is the postings' length).
+filter, and its df is each postings row's length less the removed documents counted in
+one pass over the query's postings (``gone_<col>``); one that removed none gets none
+(and its df is the postings' length).
 
 Scores travel as integer *units* of 2^-40 (see ``sql/scored.sql``): :func:`score`
 turns them into the float a result shows.
@@ -33,9 +35,25 @@ _REMOVED = sql.SQL(
 )
 _NOT_REMOVED = sql.SQL("u.doc_ord NOT IN (SELECT r.doc_ord FROM removed AS r)")
 _KEPT_ALL = sql.SQL("cardinality(p.doc_ords)")
+#: A postings row's documents the snapshot holds: its length less the removed ones
+#: counted for it in ``gone_<col>`` (one pass over the query's postings, below).
 _KEPT_SOME = sql.SQL(
-    "(SELECT count(*) FROM unnest(p.doc_ords) AS o(doc_ord) "
-    "WHERE o.doc_ord NOT IN (SELECT r.doc_ord FROM removed AS r))"
+    "cardinality(p.doc_ords) - coalesce((SELECT g.n FROM {gone} AS g "
+    "WHERE g.segment_id = p.segment_id AND g.lexeme = p.lexeme), 0)"
+)
+#: How many documents of each postings row of the query's lexemes the snapshot
+#: removed: the postings' documents streamed once and matched against ``removed``
+#: (a hashed set), instead of a subquery per postings row.
+_GONE = sql.SQL(
+    "{gone} AS MATERIALIZED (\n"
+    "    SELECT x.segment_id, x.lexeme, count(*) AS n\n"
+    "    FROM (SELECT p.segment_id, p.lexeme, unnest(p.doc_ords) AS doc_ord\n"
+    "          FROM unnest({lexemes}::text[]) AS q(lexeme)\n"
+    "          JOIN riido.postings AS p ON p.segment_id = ANY(%(segments)s::uuid[])\n"
+    "           AND p.col = {col} AND p.lexeme = q.lexeme) AS x\n"
+    "    WHERE x.doc_ord IN (SELECT r.doc_ord FROM removed AS r)\n"
+    "    GROUP BY x.segment_id, x.lexeme\n"
+    "),\n"
 )
 
 
@@ -53,16 +71,21 @@ def _scored(target: Target, col: str, *, only: bool = False) -> sql.Composed:
         [sql.SQL("u.doc_ord = ANY(%(doc_ords)s::int[])")] if only else []
     )
     keep = sql.SQL("WHERE ") + sql.SQL(" AND ").join(conditions) if conditions else sql.SQL("")
-    return sql.SQL(sql_template("scored")).format(
+    gone = sql.Identifier(f"gone_{col}")
+    lexemes = sql.Placeholder(f"lexemes_{col}")
+    fragment = sql.SQL(sql_template("scored")).format(
         terms=sql.Identifier(f"terms_{col}"),
         entries=sql.Identifier(f"entries_{col}"),
         scored=sql.Identifier(f"scored_{col}"),
-        lexemes=sql.Placeholder(f"lexemes_{col}"),
+        lexemes=lexemes,
         length=sql.Placeholder(f"len_{col}"),
         col=sql.Literal(col),
-        kept=_KEPT_SOME if removed else _KEPT_ALL,
+        kept=_KEPT_SOME.format(gone=gone) if removed else _KEPT_ALL,
         keep=keep,
     )
+    if not removed:
+        return fragment
+    return _GONE.format(gone=gone, lexemes=lexemes, col=sql.Literal(col)) + fragment
 
 
 def _removed(target: Target) -> sql.Composable:
