@@ -112,10 +112,6 @@ async def rank_snapshot(
     """:func:`riido_pg.rank_snapshot` on an asyncio connection: the same arguments,
     the same :class:`~riido_pg.Ranking`."""
     opts = RankOptions.check(query, policy, limit, hints, fused_weight, model)
-    if model is not None:
-        from riido_pg.ranking.model_hints import model_named
-
-        model_named(model)
     async with _session(conn) as (raw, fresh), raw.transaction():
         await run_async(raw, setup_plan(fresh))
         return await run_async(raw, snapshot_ranking_plan(snapshot_id, query, opts))

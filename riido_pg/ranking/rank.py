@@ -118,7 +118,12 @@ class RankOptions:
         check_hints(chosen, hints, model)
         if limit is not None and limit < 1:
             raise InvalidInput("limit must be at least 1")
-        return cls(chosen, limit, hints, check_weight(chosen, fused_weight), model)
+        weight = check_weight(chosen, fused_weight)
+        if model is not None:
+            from riido_pg.ranking.model_hints import model_named
+
+            model_named(model)  # an unknown or uninstalled model fails before any work
+        return cls(chosen, limit, hints, weight, model)
 
 
 def _model_ords(
@@ -217,10 +222,6 @@ def rank_snapshot(
     is seen entirely or not at all (inside a caller's transaction: in that one).
     """
     opts = RankOptions.check(query, policy, limit, hints, fused_weight, model)
-    if model is not None:
-        from riido_pg.ranking.model_hints import model_named
-
-        model_named(model)  # an unknown or uninstalled model fails before any work
     with read_transaction(conn):
         run(conn, setup_plan(False))
         return run(conn, snapshot_ranking_plan(snapshot_id, query, opts))
