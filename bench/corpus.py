@@ -37,6 +37,7 @@ __all__ = [
     "cosqa_available",
     "cosqa_documents",
     "cosqa_queries",
+    "development_corpora",
     "documents",
     "queries",
     "synthetic_documents",
@@ -52,6 +53,20 @@ COSQA_DIR = Path(
         Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "cosqa-dev",
     )
 )
+
+
+def development_corpora(docproxy: Path | None = None) -> dict[str, Path]:
+    """The two development corpora the policies' constants were chosen on: cosqa-dev
+    and docproxy (``docproxy``, or built now into a temporary directory)."""
+    if docproxy is None:
+        import tempfile
+
+        from riido_pg.corpora.docproxy import build_docproxy
+
+        docproxy = Path(tempfile.mkdtemp()) / "docproxy"
+        build_docproxy(docproxy)
+    return {"cosqa-dev": COSQA_DIR, "docproxy": docproxy}
+
 
 VERBS = """
 get set read write load save parse format build create make init open close start stop

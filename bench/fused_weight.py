@@ -14,12 +14,11 @@ table "Choosing the fused weight" comes from this script.
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from common import OUT_DIR, base_parser, bench_database, connect
-from corpus import COSQA_DIR
+from corpus import development_corpora
 
 from riido_pg.evaluation import evaluate, store_corpus
 from riido_pg.ranking.policies import (
@@ -51,13 +50,7 @@ def main() -> None:
     p.add_argument("--docproxy", type=Path, default=None, help="a built docproxy BEIR dir")
     args = p.parse_args()
     weights = (0.5, 1.0, 2.0) if args.quick else WEIGHTS
-    docproxy = args.docproxy
-    if docproxy is None:
-        from riido_pg.corpora.docproxy import build_docproxy
-
-        docproxy = Path(tempfile.mkdtemp()) / "docproxy"
-        build_docproxy(docproxy)
-    corpora = {"cosqa-dev": COSQA_DIR, "docproxy": docproxy}
+    corpora = development_corpora(args.docproxy)
     results: dict[str, Any] = {}
     with bench_database(args.dsn, "fused", keep=args.keep) as dsn:
         for name, path in corpora.items():

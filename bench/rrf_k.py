@@ -17,12 +17,11 @@ comes from this script.
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from common import OUT_DIR, base_parser, bench_database, connect
-from corpus import COSQA_DIR
+from corpus import development_corpora
 
 from riido_pg.evaluation import evaluate, store_corpus
 from riido_pg.ranking import Policy, register_policy
@@ -56,13 +55,7 @@ def main() -> None:
     ks = (10.0, 60.0) if args.quick else KS
     for k in ks:
         register_policy(Policy(_name(k), ReciprocalRank(k), f"rrf with k = {k:g}"))
-    docproxy = args.docproxy
-    if docproxy is None:
-        from riido_pg.corpora.docproxy import build_docproxy
-
-        docproxy = Path(tempfile.mkdtemp()) / "docproxy"
-        build_docproxy(docproxy)
-    corpora = {"cosqa-dev": COSQA_DIR, "docproxy": docproxy}
+    corpora = development_corpora(args.docproxy)
     results: dict[str, Any] = {}
     with bench_database(args.dsn, "rrf", keep=args.keep) as dsn:
         for name, path in corpora.items():
