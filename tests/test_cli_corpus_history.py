@@ -73,6 +73,8 @@ def test_corpus_history_writes_a_corpus(repo: Repo, tmp_path: Path) -> None:
         (["--lang", "cobol"], 2, "unknown language cobol"),
         (["--until", "HEAD", "--since", "HEAD~1"], 2, "{repo}: no qualifying commit: 0 questions"),
         (["--name", "a/b"], 2, "--name 'a/b'"),
+        (["--since", "^HEAD~2"], 2, "{repo}: no commit named '^HEAD~2'"),
+        (["--until", "^HEAD"], 2, "{repo}: no commit named '^HEAD'"),
     ],
 )
 def test_corpus_history_bad_input(
@@ -127,11 +129,51 @@ def test_extract_rev_is_the_checkout(repo: Repo, tmp_path: Path) -> None:
     [
         (["--rev", "nope"], 2, "error: {repo}: no commit named 'nope'\n"),
         (["--rev", "-p"], 2, "error: '-p' is not a revision\n"),
+        (["--rev", "^HEAD"], 2, "error: {repo}: no commit named '^HEAD'\n"),
+        (["--rev", "^HEAD~1"], 2, "error: {repo}: no commit named '^HEAD~1'\n"),
     ],
 )
 def test_extract_rev_errors(repo: Repo, args: list[str], code: int, message: str) -> None:
     result = offline(["extract", str(repo.path), *args])
     assert (result.code, result.stdout, result.stderr) == (code, "", message.format(repo=repo.path))
+
+
+def test_extract_rev_of_a_directory_named_with_a_newline(tmp_path: Path) -> None:
+    r = Repo(tmp_path / "nl")
+    r.write("new\nline/deep/a.py", PY.format(name="inside", n=1))
+    r.write("new/b.py", PY.format(name="beside", n=2))
+    r.commit("Add a directory whose name holds a newline")
+    result = offline(["extract", str(r.path / "new\nline"), "--rev", "HEAD"])
+    assert (result.code, result.stderr) == (0, "note: 1 function in 1 file\n")
+    assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == ["deep/a.py:inside:1"]
+    deep = offline(["extract", str(r.path / "new\nline" / "deep"), "--rev", "HEAD"])
+    assert deep.code == 0 and '"a.py:inside:1"' in deep.stdout, deep.stderr
+
+
+def malformed_repo(path: Path) -> Repo:
+    """A commit whose root tree has an entry named ``a/b.py`` (git writes no such
+    tree, but ``hash-object --literally`` does)."""
+    r = Repo(path)
+    blob = r.git("hash-object", "-w", "--stdin", input=PY.format(name="f", n=1).encode())
+    entries = b"".join(
+        b"100644 " + name + b"\0" + bytes.fromhex(blob) for name in (b"a/b.py", b"ok.py")
+    )
+    (path.parent / "tree").write_bytes(entries)
+    tree = r.git("hash-object", "-t", "tree", "-w", "--literally", str(path.parent / "tree"))
+    commit = r.git("commit-tree", "-m", "A malformed tree", tree)
+    r.git("update-ref", "refs/heads/main", commit)
+    return r
+
+
+def test_a_malformed_tree_is_one_clear_error(cli: Cli, db: Database, tmp_path: Path) -> None:
+    r = malformed_repo(tmp_path / "bad")
+    message = f"error: {r.path}: malformed tree: entry 'a/b.py' (git checkout refuses it)\n"
+    result = offline(["extract", str(r.path), "--rev", "HEAD"])
+    assert (result.code, result.stdout, result.stderr) == (2, "", message)
+    before = db.counts()
+    loaded = cli(["load", "bad", str(r.path), "--rev", "HEAD"])
+    assert (loaded.code, loaded.stderr) == (2, message)
+    assert db.counts() == before
 
 
 def test_extract_rev_needs_a_repository_and_git(repo: Repo, tmp_path: Path) -> None:

@@ -326,7 +326,9 @@ def test_variables_pointing_elsewhere_are_ignored(
 # --- tree objects -----------------------------------------------------------
 
 _MODES = {"dir": b"40000", "file": b"100644", "link": b"120000", "submodule": b"160000"}
-names = st.text(st.characters(blacklist_characters="/\0", codec="utf-8"), min_size=1, max_size=8)
+names = st.text(
+    st.characters(blacklist_characters="/\0", codec="utf-8"), min_size=1, max_size=8
+).filter(lambda n: n not in (".", ".."))
 
 
 @given(
@@ -338,6 +340,15 @@ names = st.text(st.characters(blacklist_characters="/\0", codec="utf-8"), min_si
 def test_parse_tree_reads_every_entry(entries: list[tuple[str, Any, bytes]]) -> None:
     raw = b"".join(_MODES[k] + b" " + n.encode() + b"\0" + oid for n, k, oid in entries)
     assert parse_tree(raw, 20) == [Item(n, k, oid.hex()) for n, k, oid in entries]
+
+
+@given(names, st.sampled_from(["", ".", "..", "a/b", "/", "x/"]))
+def test_parse_tree_refuses_a_name_no_checkout_writes(good: str, bad: str) -> None:
+    oid = b"\x01" * 20
+    for order in ((good, bad), (bad, good)):
+        raw = b"".join(b"100644 " + n.encode() + b"\0" + oid for n in order)
+        with pytest.raises(ValueError, match="malformed tree entry"):
+            parse_tree(raw, 20)
 
 
 def test_parse_tree_refuses_a_truncated_object() -> None:

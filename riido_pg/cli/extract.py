@@ -136,9 +136,11 @@ def extract(
     )
     with output_file(target) as raw:
         text = io.TextIOWrapper(raw, encoding="utf-8", newline="\n")
-        write_jsonl(functions, text)
-        text.flush()
-        text.detach()
+        try:
+            write_jsonl(functions, text)
+        finally:  # an error half-way leaves the stream (stdout) open, as it was
+            text.flush()
+            text.detach()
         if stats.functions == 0:  # inside the block: an existing file stays as it was
             raise InvalidInput(stats.no_functions(directory))
     tree_notes(stats, debug=settings(ctx).debug)

@@ -51,7 +51,7 @@ from riido_pg.extract.reading import Skipped, check_content, too_large
 from riido_pg.extract.stats import ExtractStats
 from riido_pg.extract.walk import MAX_IGNORE_FILE_BYTES, Item, Kind, read_ignore_file
 
-__all__ = ["CatFile", "Revision", "RevisionTree", "open_revision", "parse_tree"]
+__all__ = ["CatFile", "MalformedTree", "Revision", "RevisionTree", "open_revision", "parse_tree"]
 
 _KINDS: dict[bytes, Kind] = {
     b"40000": "dir",
@@ -63,6 +63,13 @@ _KINDS: dict[bytes, Kind] = {
     b"160000": "submodule",
 }
 _CHUNK = 1 << 20
+#: Tree entry names git itself never writes (nor checks out): a tree holding one (or
+#: a name with a ``/``) is malformed, and reading it is refused (:class:`MalformedTree`).
+_BAD_NAMES = frozenset({b"", b".", b".."})
+
+
+class MalformedTree(GitFailed):
+    """A tree of the revision has an entry no checkout could write (``a/b.py``, ``..``)."""
 
 
 def parse_tree(data: bytes, oid_bytes: int) -> list[Item]:
@@ -75,7 +82,10 @@ def parse_tree(data: bytes, oid_bytes: int) -> list[Item]:
         oid = data[nul + 1 : nul + 1 + oid_bytes]
         if len(oid) != oid_bytes:
             raise ValueError("truncated tree object")
-        name = data[space + 1 : nul].decode("utf-8", "surrogateescape")
+        raw = data[space + 1 : nul]
+        if raw in _BAD_NAMES or b"/" in raw:
+            raise ValueError(f"malformed tree entry {raw!r}")
+        name = raw.decode("utf-8", "surrogateescape")
         items.append(Item(name, _KINDS.get(data[i:space], "file"), oid.hex()))
         i = nul + 1 + oid_bytes
     return items
@@ -241,6 +251,11 @@ class RevisionTree:
             mode, _, rest = meta.partition(b" ")
             oid = rest.partition(b" ")[2].decode("ascii")
             parent, _, name = rel.rpartition(b"/")
+            if parent not in by_path or name in _BAD_NAMES:
+                shown = rel.decode("utf-8", "replace")
+                raise MalformedTree(
+                    f"{repository.path}: malformed tree: entry {shown!r} (git checkout refuses it)"
+                )
             item = Item(name.decode("utf-8", "surrogateescape"), _KINDS.get(mode, "file"), oid)
             by_path[parent].append(item)
             if item.kind == "dir":
@@ -332,14 +347,20 @@ class Revision:
             self._cat = None
 
 
-def _object(repository: Repository, name: str) -> tuple[str, str] | None:
-    """``(id, type)`` of the object an extended name (``COMMIT:path``) names."""
-    query = name.encode("utf-8", "surrogateescape") + b"\n"
-    out = repository.run("cat-file", "--batch-check", input=query)
-    fields = out.split()
-    if len(fields) != 3:
+def _object(repository: Repository, commit: str, path: str) -> tuple[str, str] | None:
+    """``(id, type)`` of the object at ``path`` (``""``: the root) in ``commit``'s tree.
+    The path goes to git as an argument, never in a line of input: it may hold
+    newlines."""
+    if not path:
+        out = repository.run("rev-parse", "--verify", f"{commit}^{{tree}}")
+        return out.decode("ascii").strip(), "tree"
+    out = repository.run("ls-tree", "-z", "--full-tree", commit, "--", path)
+    record = out.split(b"\0", 1)[0]
+    meta, _, name = record.partition(b"\t")
+    fields = meta.split()
+    if len(fields) != 3 or name != path.encode("utf-8", "surrogateescape"):
         return None
-    return fields[0].decode("ascii"), fields[1].decode("ascii")
+    return fields[2].decode("ascii"), fields[1].decode("ascii")
 
 
 def open_revision(directory: Path, rev: str) -> Revision:
@@ -350,7 +371,7 @@ def open_revision(directory: Path, rev: str) -> Revision:
     repository.check_complete()
     commit = repository.commit(rev)
     prefix = repository.prefix.rstrip("/")
-    found = _object(repository, f"{commit}:{prefix}" if prefix else f"{commit}^{{tree}}")
+    found = _object(repository, commit, prefix)
     if found is None or found[1] != "tree":
         what = "not a directory" if found is not None else "no such directory"
         raise InvalidInput(f"{directory}: {what} at revision {rev}")
