@@ -54,8 +54,12 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from riido_pg.errors import InvalidInput, RiidoError
 
@@ -68,6 +72,7 @@ __all__ = [
     "UnknownRevision",
     "git_command",
     "git_env",
+    "git_output",
     "open_repository",
     "run_git",
 ]
@@ -175,6 +180,34 @@ def run_git(
         env=git_env(),
         check=False,
     )
+
+
+@contextmanager
+def git_output(directory: Path | str, *args: str) -> Iterator[IO[bytes]]:
+    """The stdout of one git command at ``directory``, read as it comes; when the
+    block reads it to its end and git failed, GitFailed with git's first line. The
+    process is killed if the block leaves early."""
+    name = next((a for a in args if not a.startswith("-") and "=" not in a), "git")
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(
+            git_command(directory, *args),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=err,
+            env=git_env(),
+        )
+        assert proc.stdout is not None
+        try:
+            yield proc.stdout
+            if proc.wait() != 0:
+                err.seek(0)
+                said = err.read().decode("utf-8", "replace").strip().splitlines()
+                raise GitFailed(f"{directory}: git {name}: {said[0] if said else 'failed'}")
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            proc.stdout.close()
 
 
 def _first_error(stderr: bytes) -> str:

@@ -24,8 +24,6 @@ read as it is (:mod:`riido_pg.extract.git`).
 from __future__ import annotations
 
 import re
-import subprocess
-import tempfile
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -38,7 +36,7 @@ from riido_pg.corpora.history.snapshots import info_exclude_lines, open_top
 from riido_pg.corpora.history.subjects import RULES_VERSION, judge_subject
 from riido_pg.corpora.history.targets import MissingObjects, old_side_targets
 from riido_pg.errors import InvalidInput
-from riido_pg.extract.git import GitFailed, Repository, git_command, git_env
+from riido_pg.extract.git import GitFailed, Repository, git_output
 from riido_pg.extract.gittree import CatFile, RevisionTree
 from riido_pg.extract.ignore import compile_excludes
 from riido_pg.extract.languages import select_languages
@@ -110,30 +108,12 @@ def _log(repository: Repository, until: str, since: str | None) -> Iterator[list
     """``[commit, parents, author date, subject]`` of each commit, newest first."""
     args = ["log", "--no-color", "--no-show-signature", "--encoding=UTF-8", "-z", _FORMAT, until]
     args += [f"^{since}"] if since else []
-    with tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(
-            git_command(repository.path, *args, "--"),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=err,
-            env=git_env(),
-        )
-        assert proc.stdout is not None
-        try:
-            rest = b""
-            while chunk := proc.stdout.read(1 << 16):
-                *records, rest = (rest + chunk).split(b"\0")
-                for record in records:
-                    yield record.split(b"\x1f", 3)
-            if proc.wait() != 0:
-                err.seek(0)
-                said = err.read().decode("utf-8", "replace").strip().splitlines()
-                raise GitFailed(f"{repository.path}: git log: {said[0] if said else 'failed'}")
-        finally:
-            if proc.poll() is None:
-                proc.kill()
-            proc.wait()
-            proc.stdout.close()
+    with git_output(repository.path, *args, "--") as out:
+        rest = b""
+        while chunk := out.read(1 << 16):
+            *records, rest = (rest + chunk).split(b"\0")
+            for record in records:
+                yield record.split(b"\x1f", 3)
 
 
 @dataclass
