@@ -21,12 +21,10 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 
-from pathspec import GitIgnoreSpec
-
 from riido_pg.documents import MAX_ID_BYTES
 from riido_pg.errors import InvalidInput
 from riido_pg.extract.cache import FileCache, Key
-from riido_pg.extract.ignore import compile_excludes
+from riido_pg.extract.ignore import IgnoreSpec, compile_excludes
 from riido_pg.extract.languages import language_of, select_languages
 from riido_pg.extract.model import Function
 from riido_pg.extract.paths import is_test_path
@@ -223,7 +221,7 @@ def _unread(
 def _generate(
     tree_context: AbstractContextManager[Tree],
     selected: frozenset[str],
-    exclude_spec: GitIgnoreSpec | None,
+    exclude_spec: IgnoreSpec | None,
     include_vendored: bool,
     no_tests: bool,
     max_file_bytes: int,
