@@ -20,19 +20,21 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
-
-from pathspec import GitIgnoreSpec
+from typing import TYPE_CHECKING
 
 from riido_pg.documents import MAX_ID_BYTES
 from riido_pg.errors import InvalidInput
 from riido_pg.extract.cache import FileCache, Key
-from riido_pg.extract.ignore import compile_excludes
+from riido_pg.extract.ignore import IgnoreSpec, compile_excludes
 from riido_pg.extract.languages import language_of, select_languages
 from riido_pg.extract.model import Function
 from riido_pg.extract.paths import is_test_path
 from riido_pg.extract.reading import Skipped
 from riido_pg.extract.stats import ExtractStats
 from riido_pg.extract.walk import DiskTree, Entry, Tree, walk
+
+if TYPE_CHECKING:  # the parsers load only once functions are really wanted
+    from riido_pg.extract.functions import FileFunctions
 
 __all__ = ["DEFAULT_MAX_FILE_BYTES", "MAX_ID_BYTES", "file_functions", "iter_functions"]
 
@@ -145,8 +147,7 @@ def file_functions(
     order), except ``files_seen``, which the caller counts. A file ``cache`` holds is
     not read again."""
     # Imported here: the parsers load only once functions are really wanted.
-    from riido_pg.extract.functions import MAX_NESTING, extract_functions
-    from riido_pg.extract.grammars import grammar_key
+    from riido_pg.extract.functions import MAX_NESTING
 
     language_name = _language(entry.rel, selected)
     if isinstance(language_name, Skipped):
@@ -156,17 +157,7 @@ def file_functions(
     if language_name is None:
         stats.skipped_unsupported += 1
         return []
-    cached = _cache_key(tree, entry, language_name, max_file_bytes, cache)
-    found = cache.get(cached) if cache is not None and cached is not None else None
-    if found is None:
-        source = tree.read(entry.path, max_file_bytes)
-        if isinstance(source, Skipped):
-            found = source
-        else:
-            grammar = grammar_key(language_name, entry.rel.rsplit("/", 1)[-1])
-            found = extract_functions(grammar, language_name, entry.rel, source)
-        if cache is not None and cached is not None:
-            cache.put(cached, found)
+    found = _parsed(tree, entry, language_name, max_file_bytes, cache)
     if isinstance(found, Skipped):
         _count_skip(stats, entry.rel, found)
         return []
@@ -191,6 +182,35 @@ def file_functions(
     return functions
 
 
+def _parsed(
+    tree: Tree, entry: Entry, language_name: str, max_file_bytes: int, cache: FileCache | None
+) -> FileFunctions | Skipped:
+    """The file's functions, from ``cache`` when it holds them, or why it is skipped."""
+    from riido_pg.extract.functions import extract_functions
+    from riido_pg.extract.grammars import grammar_key
+
+    cached = _cache_key(tree, entry, language_name, max_file_bytes, cache)
+    source: bytes | Skipped | None = None
+    if cache is not None and cached is not None:
+        if cache.checks_content:  # shown the bytes, to check its entry against them
+            source = tree.read(entry.path, max_file_bytes)
+            if isinstance(source, Skipped):
+                return source
+        found = cache.get(cached, source)
+        if found is not None:
+            return found
+    if source is None:
+        source = tree.read(entry.path, max_file_bytes)
+    if isinstance(source, Skipped):
+        result: FileFunctions | Skipped = source
+    else:
+        grammar = grammar_key(language_name, entry.rel.rsplit("/", 1)[-1])
+        result = extract_functions(grammar, language_name, entry.rel, source)
+    if cache is not None and cached is not None:
+        cache.put(cached, result, source)
+    return result
+
+
 def _cache_key(
     tree: Tree, entry: Entry, language_name: str, max_file_bytes: int, cache: FileCache | None
 ) -> Key | None:
@@ -213,7 +233,7 @@ def _unread(
         language_name = _language(e.rel, selected)
         if isinstance(language_name, str):
             key = _cache_key(tree, e, language_name, max_file_bytes, cache)
-            if key is None or cache is None or key not in cache:
+            if key is None or cache is None or cache.checks_content or key not in cache:
                 paths.append(e.path)
         elif language_name is not None:
             paths.append(e.path)
@@ -223,7 +243,7 @@ def _unread(
 def _generate(
     tree_context: AbstractContextManager[Tree],
     selected: frozenset[str],
-    exclude_spec: GitIgnoreSpec | None,
+    exclude_spec: IgnoreSpec | None,
     include_vendored: bool,
     no_tests: bool,
     max_file_bytes: int,

@@ -16,7 +16,7 @@ from typing import cast
 
 from tree_sitter import Language, Parser
 
-__all__ = ["grammar_key", "language", "parser"]
+__all__ = ["grammar_distributions", "grammar_key", "language", "parser"]
 
 #: Grammar key -> (module, function returning the language pointer).
 _GRAMMARS: dict[str, tuple[str, str]] = {
@@ -33,6 +33,11 @@ _GRAMMARS: dict[str, tuple[str, str]] = {
     "typescript": ("tree_sitter_typescript", "language_typescript"),
     "tsx": ("tree_sitter_typescript", "language_tsx"),
 }
+
+
+def grammar_distributions() -> list[str]:
+    """The names of the grammar packages, as installed (``tree-sitter-python``, …)."""
+    return sorted({module.replace("_", "-") for module, _ in _GRAMMARS.values()})
 
 
 def grammar_key(language_name: str, file_name: str) -> str:

@@ -1,6 +1,7 @@
 """Which entries of the tree are left out: ignore files, excludes, vendored code.
 
-Ignore files follow git's rules (pathspec's ``GitIgnoreSpec``): a
+Ignore files follow git's rules (matched by :mod:`riido_pg.extract.wildmatch`, in
+time linear in a path's length whatever the pattern): a
 ``.gitignore`` or ``.ignore`` in any directory applies to that directory and
 below, with patterns relative to it; ``.ignore`` lines come after
 ``.gitignore`` lines of the same directory and so win; a deeper directory's
@@ -28,9 +29,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from pathspec import GitIgnoreSpec
-
 from riido_pg.errors import InvalidInput
+from riido_pg.extract.wildmatch import (
+    InvalidPattern,
+    Pattern,
+    compile_pattern,
+    trim_trailing_spaces,
+)
 
 __all__ = [
     "GIT_INFO_EXCLUDE",
@@ -38,6 +43,7 @@ __all__ = [
     "VCS_DIRS",
     "VENDORED_DIRS",
     "IgnoreRules",
+    "IgnoreSpec",
     "compile_excludes",
     "compile_lines",
     "is_vendored",
@@ -58,21 +64,43 @@ def is_vendored(name: str, is_dir: bool) -> bool:
     return name in VENDORED_DIRS if is_dir else name.endswith(_MINIFIED)
 
 
-def compile_lines(lines: Iterable[str]) -> tuple[GitIgnoreSpec, list[str]]:
+class IgnoreSpec:
+    """The patterns of one or more ignore-file lines, in order: the last one matching
+    a path decides."""
+
+    def __init__(self, patterns: Sequence[Pattern]) -> None:
+        self.patterns = tuple(reversed(patterns))
+
+    def decide(self, path: str, is_dir: bool) -> bool | None:
+        """True when ``path`` (relative to the lines' directory, no trailing ``/``) is
+        ignored, False when re-included (``!``), None when no pattern matches."""
+        raw = path.encode("utf-8", "surrogateescape")
+        for pattern in self.patterns:
+            if pattern.matches(raw, is_dir):
+                return not pattern.negative
+        return None
+
+    def matches(self, path: str, is_dir: bool) -> bool:
+        """Whether ``path`` is ignored by these patterns."""
+        return bool(self.decide(path, is_dir))
+
+
+def compile_lines(lines: Iterable[str]) -> tuple[IgnoreSpec, list[str]]:
     """A spec from ignore-file lines, and the lines that were invalid (dropped)."""
-    good: list[str] = []
+    patterns: list[Pattern] = []
     bad: list[str] = []
     for line in lines:
         try:
-            GitIgnoreSpec.from_lines([line])
-        except Exception:  # pathspec raises several kinds for a malformed pattern
+            pattern = compile_pattern(trim_trailing_spaces(line))
+        except InvalidPattern:
             bad.append(line)
         else:
-            good.append(line)
-    return GitIgnoreSpec.from_lines(good), bad
+            if pattern is not None:
+                patterns.append(pattern)
+    return IgnoreSpec(patterns), bad
 
 
-def compile_excludes(patterns: Sequence[str]) -> GitIgnoreSpec | None:
+def compile_excludes(patterns: Sequence[str]) -> IgnoreSpec | None:
     """The ``excludes`` patterns as one spec; a malformed one raises InvalidInput."""
     if not patterns:
         return None
@@ -90,17 +118,16 @@ class IgnoreRules:
     to the root, with a trailing ``/`` (empty for the root itself).
     """
 
-    specs: tuple[tuple[str, GitIgnoreSpec], ...] = ()
+    specs: tuple[tuple[str, IgnoreSpec], ...] = ()
 
-    def with_directory(self, base: str, spec: GitIgnoreSpec | None) -> IgnoreRules:
+    def with_directory(self, base: str, spec: IgnoreSpec | None) -> IgnoreRules:
         """These rules plus a directory's own (a no-op for None)."""
         return self if spec is None else IgnoreRules((*self.specs, (base, spec)))
 
     def ignored(self, rel: str, is_dir: bool) -> bool:
         """Whether ``rel`` (relative to the root) is ignored; deepest decision wins."""
         for base, spec in reversed(self.specs):
-            local = rel[len(base) :] + ("/" if is_dir else "")
-            result = spec.check_file(local)
-            if result.include is not None:
-                return result.include
+            decision = spec.decide(rel[len(base) :], is_dir)
+            if decision is not None:
+                return decision
         return False

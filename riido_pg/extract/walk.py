@@ -25,14 +25,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from pathspec import GitIgnoreSpec
-
 from riido_pg.errors import InvalidInput
 from riido_pg.extract.ignore import (
     GIT_INFO_EXCLUDE,
     IGNORE_FILES,
     VCS_DIRS,
     IgnoreRules,
+    IgnoreSpec,
     compile_lines,
     is_vendored,
 )
@@ -193,11 +192,11 @@ class DiskTree:
         return None
 
 
-def _directory_spec(tree: Tree, path: str, base: str, stats: ExtractStats) -> GitIgnoreSpec | None:
+def _directory_spec(tree: Tree, path: str, base: str, stats: ExtractStats) -> IgnoreSpec | None:
     return _compile(tree.ignore_lines(path, base, stats), base, stats)
 
 
-def _compile(lines: Sequence[str], base: str, stats: ExtractStats) -> GitIgnoreSpec | None:
+def _compile(lines: Sequence[str], base: str, stats: ExtractStats) -> IgnoreSpec | None:
     if not any(line.strip() and not line.startswith("#") for line in lines):
         return None
     spec, bad = compile_lines(lines)
@@ -226,7 +225,7 @@ Verdict = Literal[
 def _verdict(
     rel: str,
     item: Item,
-    excludes: GitIgnoreSpec | None,
+    excludes: IgnoreSpec | None,
     rules: IgnoreRules,
     include_vendored: bool,
     no_tests: bool,
@@ -235,7 +234,7 @@ def _verdict(
     is_dir = item.kind in ("dir", "submodule")
     if item.name in VCS_DIRS and (is_dir or item.name == GIT_INFO_EXCLUDE[0]):
         return "vcs"  # a ".git" file too: a linked work tree's or a submodule's
-    if excludes is not None and excludes.check_file(rel + ("/" if is_dir else "")).include:
+    if excludes is not None and excludes.matches(rel, is_dir):
         return "excluded"
     if rules.ignored(rel, is_dir):
         return "ignored"
@@ -251,7 +250,7 @@ def _verdict(
 def walk(
     tree: Tree,
     *,
-    excludes: GitIgnoreSpec | None,
+    excludes: IgnoreSpec | None,
     include_vendored: bool,
     stats: ExtractStats,
     no_tests: bool = False,
@@ -310,11 +309,11 @@ class PathFinder:
     ``compiled`` each spec by its lines.
     """
 
-    excludes: GitIgnoreSpec | None
+    excludes: IgnoreSpec | None
     include_vendored: bool
     no_tests: bool = False
-    specs: dict[tuple[str, bool], GitIgnoreSpec | None] = field(default_factory=dict)
-    compiled: dict[tuple[str, ...], GitIgnoreSpec | None] = field(default_factory=dict)
+    specs: dict[tuple[str, bool], IgnoreSpec | None] = field(default_factory=dict)
+    compiled: dict[tuple[str, ...], IgnoreSpec | None] = field(default_factory=dict)
 
     def find(self, tree: Tree, rel: str) -> Entry | None:
         """The walk's entry for ``rel``, or None when the walk would not list it."""
