@@ -11,7 +11,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 from psycopg.conninfo import conninfo_to_dict
-from support.cli import run_cli
+from support.cli import Cli, run_cli
 
 from riido_pg.db import connect, redact_dsn
 from riido_pg.errors import InvalidDsn
@@ -214,3 +214,12 @@ def test_a_message_of_an_unknown_form_is_not_shown() -> None:
     reason = unparsed_reason('some new libpq message about "Qzsecret"')
     assert "Qz" not in reason
     assert reason.startswith("libpq could not parse it")
+
+
+def test_a_shard_dsn_libpq_cannot_parse_shows_none_of_it(cli: Cli) -> None:
+    result = cli(["shards", "add", "s1", UNPARSED[0]])
+    assert (result.code, result.stderr) == (
+        2,
+        "error: invalid DSN for shard 's1': unexpected spaces found in \"***\", use "
+        "percent-encoded spaces (%20) instead\n",
+    )
