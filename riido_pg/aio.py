@@ -16,13 +16,23 @@ A connection that is not in autocommit is used in autocommit for the call when i
 idle, and its own transaction is used as it is when one is open (reads then see that
 transaction's data, as with the sync API); a failed transaction is refused before
 anything runs. Database errors arrive as :class:`~riido_pg.RiidoError` subclasses.
+
+Calls on one connection at the same time (``asyncio.gather`` of several) are run one
+after the other, each answered: a lock per connection (and per SQLAlchemy object
+given) is held for the whole call, so no call's transaction or autocommit switch is
+interleaved with another's. (The sync API refuses a call on a connection busy in
+another thread instead: ``TransactionFailed``, "the connection is busy".) The lock
+orders riido-pg's calls only: the caller's own statements on the connection meanwhile
+run inside whatever transaction a call has open.
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import weakref
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import psycopg
@@ -45,6 +55,20 @@ from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG
 __all__ = ["rank_documents", "rank_snapshot"]
 
 AsyncConn = psycopg.AsyncConnection[Any]
+
+#: The lock of each connection (or SQLAlchemy object) a call is running on.
+_LOCKS: weakref.WeakKeyDictionary[object, asyncio.Lock] = weakref.WeakKeyDictionary()
+
+
+def _lock(target: object) -> asyncio.Lock:
+    """``target``'s lock (a new one for what is no connection: it is refused next)."""
+    try:
+        lock = _LOCKS.get(target)
+        if lock is None:
+            lock = _LOCKS[target] = asyncio.Lock()
+    except TypeError:  # not weakly referenceable
+        return asyncio.Lock()
+    return lock
 
 
 async def _psycopg(target: object) -> AsyncConn:
@@ -74,10 +98,20 @@ async def _psycopg(target: object) -> AsyncConn:
 
 @asynccontextmanager
 async def _session(target: object) -> AsyncIterator[tuple[AsyncConn, bool]]:
-    """Use ``target``'s connection for one call: yields it and whether a transaction
-    of the call's own starts with it (False: the caller's transaction is open);
-    translates database errors."""
-    conn = await _psycopg(target)
+    """Use ``target``'s connection for one call, after every other call on it (the
+    module docstring): yields it and whether a transaction of the call's own starts
+    with it (False: the caller's transaction is open); translates database errors."""
+    async with AsyncExitStack() as locks:
+        await locks.enter_async_context(_lock(target))
+        conn = await _psycopg(target)
+        if conn is not target:
+            await locks.enter_async_context(_lock(conn))
+        async with _using(conn) as fresh:
+            yield conn, fresh
+
+
+@asynccontextmanager
+async def _using(conn: AsyncConn) -> AsyncIterator[bool]:
     status = conn.info.transaction_status
     if status == psycopg.pq.TransactionStatus.INERROR:
         raise TransactionFailed(
@@ -87,7 +121,7 @@ async def _session(target: object) -> AsyncIterator[tuple[AsyncConn, bool]]:
     if switched:
         await conn.set_autocommit(True)
     try:
-        yield conn, status == psycopg.pq.TransactionStatus.IDLE
+        yield status == psycopg.pq.TransactionStatus.IDLE
     except psycopg.Error as exc:
         mapped = translate(exc)
         if mapped is None:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from riido_pg.errors import InvalidSetting
-from riido_pg.redact import redact_dsn
+from riido_pg.redact import unparsed_reason
 
 __all__ = [
     "DEFAULT_LOAD_TIMEOUT_MS",
@@ -108,7 +108,7 @@ def _dsn(value: str) -> str:
         conninfo_to_dict(value)
     except psycopg.Error as exc:
         first = (str(exc).strip().splitlines() or [""])[0]
-        raise ValueError(redact_dsn(first, value)) from None
+        raise ValueError(unparsed_reason(first)) from None
     return value
 
 

@@ -15,6 +15,10 @@ found by pattern, in well-formed and malformed strings alike.
 
 :func:`redact_dsn` masks these in any text; given the DSN the text is about, it also
 masks the fragments of its secrets the text quotes, and the secrets themselves.
+
+A string libpq could not parse has no known secrets, so :func:`unparsed_reason` keeps
+only libpq's own words of its parse error: every part of the input it quotes (a URL, a
+token, an option name, the words after a space) is masked, whatever it looks like.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
-__all__ = ["MASK", "redact_dsn"]
+__all__ = ["MASK", "redact_dsn", "unparsed_reason"]
 
 #: What a secret is replaced with.
 MASK = "***"
@@ -128,3 +132,58 @@ def redact_dsn(text: str, dsn: str | None = None) -> str:
     for value in sorted(_values(dsn, spans), key=len, reverse=True):
         masked = masked.replace(value, MASK)
     return masked
+
+
+#: libpq's messages for a connection string it cannot parse (``%s`` quotes the input,
+#: ``%c`` one character of it; ``%d`` is a position, the rest libpq's own words).
+_PARSE_ERRORS = (
+    'invalid percent-encoded token: "%s"',
+    'forbidden value %%00 in percent-encoded value: "%s"',
+    'unexpected spaces found in "%s", use percent-encoded spaces (%%20) instead',
+    'invalid connection option "%s"',
+    'invalid URI propagated to internal parser routine: "%s"',
+    'end of string reached when looking for matching "]" in IPv6 host address in URI: "%s"',
+    'IPv6 host address may not be empty in URI: "%s"',
+    'unexpected character "%c" at position %d in URI (expected ":" or "/"): "%s"',
+    'extra key/value separator "=" in URI query parameter: "%s"',
+    'missing key/value separator "=" in URI query parameter: "%s"',
+    'invalid URI query parameter: "%s"',
+    'missing "=" after "%s" in connection info string',
+    "unterminated quoted string in connection info string",
+    "out of memory",
+)
+_CONVERSION = re.compile(r"%%|%s|%c|%d")
+_PIECES = {"%%": ("%", False), "%s": ("(?:.*)", True), "%c": ("(?:.)", True), "%d": (r"\d+", False)}
+
+
+def _template(form: str) -> tuple[re.Pattern[str], str]:
+    """A libpq message form as a pattern matching it whole, and its masked text."""
+    pattern: list[str] = []
+    shown: list[str] = []
+    at = 0
+    for conversion in _CONVERSION.finditer(form):
+        literal = form[at : conversion.start()]
+        pattern.append(re.escape(literal))
+        shown.append(literal)
+        piece, secret = _PIECES[conversion.group(0)]
+        pattern.append(f"({piece})" if not secret else piece)
+        shown.append(MASK if secret else "{}")
+        at = conversion.end()
+    pattern.append(re.escape(form[at:]))
+    shown.append(form[at:])
+    return re.compile("".join(pattern), re.DOTALL), "".join(shown)
+
+
+_TEMPLATES = tuple(_template(form) for form in _PARSE_ERRORS)
+
+
+def unparsed_reason(message: str) -> str:
+    """What libpq said of a connection string it could not parse, with every part of the
+    string it quotes masked (only its own words and positions are kept); a message of
+    another form is not shown at all."""
+    message = message.strip()
+    for pattern, shown in _TEMPLATES:
+        match = pattern.fullmatch(message)
+        if match:
+            return shown.format(*match.groups())
+    return "libpq could not parse it (its message is not shown: it may quote a password)"

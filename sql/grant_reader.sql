@@ -4,7 +4,9 @@
 -- migrations create (as the role that runs this). No INSERT, UPDATE, DELETE,
 -- TRUNCATE or CREATE: such a role can run `riido-pg query` and `snapshots list`
 -- but not load, drop, hints (which writes inside a rolled-back transaction) or DDL.
--- riido-pg defines no SECURITY DEFINER functions.
+-- riido-pg defines no SECURITY DEFINER functions. The role reads every source
+-- text (riido.texts). riido_pg.server.privileges keeps it from the advisory locks
+-- riido-pg's writers coordinate with (EXECUTE on them revoked from PUBLIC).
 GRANT USAGE ON SCHEMA riido TO {role};
 GRANT SELECT ON ALL TABLES IN SCHEMA riido TO {role};
 ALTER DEFAULT PRIVILEGES IN SCHEMA riido GRANT SELECT ON TABLES TO {role};

@@ -123,6 +123,12 @@ def test_sqlalchemy_async_connections_and_sessions(loaded: Database) -> None:
                 by_session = await riido_pg.aio.rank_documents(
                     session, HintsRequest("x", "read config", DocumentSet(DOCS))
                 )
+                # calls at the same time on one session are answered one after another
+                gathered = await asyncio.gather(
+                    *(riido_pg.aio.rank_snapshot(session, "aio2", "read config") for _ in range(5))
+                )
+                assert gathered == [by_conn] * 5
+                await session.rollback()
         finally:
             await engine.dispose()
         return [by_conn, by_session]
@@ -135,3 +141,90 @@ def test_sqlalchemy_async_connections_and_sessions(loaded: Database) -> None:
     assert asyncio.run(scenario()) == expected
     with pytest.raises(InvalidInput, match="not str"):
         asyncio.run(riido_pg.aio.rank_snapshot("dsn", "aio", "q"))
+
+
+@pytest.mark.parametrize("autocommit", [True, False])
+@pytest.mark.parametrize("calls", [2, 40])
+def test_concurrent_calls_on_one_connection_are_all_answered(
+    loaded: Database, autocommit: bool, calls: int
+) -> None:
+    """``asyncio.gather`` of calls on one connection: each is answered (they run one
+    after the other), a failing one fails alone, and the connection is left idle, in
+    its autocommit mode, and usable. On main two calls broke the connection
+    (``rollback at the wrong nesting level``, then a failed transaction, or a raw
+    ProgrammingError and autocommit left on), and 40 got no answer."""
+    request = HintsRequest("mine", "read config", DocumentSet(DOCS))
+    with loaded.connect() as conn:
+        expected = riido_pg.rank_snapshot(conn, "aio2", "read config")
+        expected_docs = riido_pg.rank_documents(conn, request)
+
+    async def scenario() -> None:
+        async with await psycopg.AsyncConnection.connect(loaded.dsn, autocommit=autocommit) as c:
+            got = await asyncio.gather(
+                *(riido_pg.aio.rank_snapshot(c, "aio2", "read config") for _ in range(calls))
+            )
+            assert got == [expected] * calls
+            mixed = await asyncio.gather(
+                *(
+                    riido_pg.aio.rank_snapshot(c, "aio2", "read config")
+                    if n % 3 == 0
+                    else riido_pg.aio.rank_documents(c, request)
+                    if n % 3 == 1
+                    else riido_pg.aio.rank_snapshot(c, "no-such", "read config")
+                    for n in range(calls + 1)
+                ),
+                return_exceptions=True,
+            )
+            for n, answer in enumerate(mixed):
+                if n % 3 == 0:
+                    assert answer == expected
+                elif n % 3 == 1:
+                    assert answer == expected_docs
+                else:
+                    assert isinstance(answer, SnapshotNotFound), answer
+            assert c.autocommit is autocommit
+            assert c.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+            assert await (await c.execute("SELECT 7")).fetchone() == (7,)
+            if not autocommit:
+                await c.rollback()
+            # inside the caller's transaction: each call answered in it, the
+            # transaction still open and usable afterwards
+            await c.set_autocommit(False)
+            await c.execute("SELECT 1")
+            got = await asyncio.gather(
+                *(riido_pg.aio.rank_snapshot(c, "aio2", "read config") for _ in range(calls))
+            )
+            assert got == [expected] * calls
+            assert c.info.transaction_status == psycopg.pq.TransactionStatus.INTRANS
+            assert await (await c.execute("SELECT 8")).fetchone() == (8,)
+            await c.rollback()
+
+    asyncio.run(scenario())
+
+
+def test_a_call_cancelled_while_waiting_for_the_connection(loaded: Database) -> None:
+    """Cancelling calls queued behind another leaves the others answered and the
+    connection idle and usable."""
+    with loaded.connect() as conn:
+        expected = riido_pg.rank_snapshot(conn, "aio", "read config")
+
+    async def scenario() -> None:
+        async with await psycopg.AsyncConnection.connect(loaded.dsn) as c:
+            tasks = [
+                asyncio.create_task(riido_pg.aio.rank_snapshot(c, "aio", "read config"))
+                for _ in range(6)
+            ]
+            await asyncio.sleep(0)
+            for task in tasks[1::2]:
+                task.cancel()
+            done = await asyncio.gather(*tasks, return_exceptions=True)
+            for n, answer in enumerate(done):
+                if n % 2:
+                    assert isinstance(answer, asyncio.CancelledError), answer
+                else:
+                    assert answer == expected
+            assert not c.autocommit
+            assert c.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+            assert await riido_pg.aio.rank_snapshot(c, "aio", "read config") == expected
+
+    asyncio.run(scenario())

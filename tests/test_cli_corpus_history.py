@@ -64,6 +64,48 @@ def test_corpus_history_writes_a_corpus(repo: Repo, tmp_path: Path) -> None:
     assert replaced.code == 0 and "6 questions from 8 commits" in replaced.stdout
 
 
+def _tree(root: Path) -> dict[str, bytes | None]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes() if p.is_file() else None
+        for p in sorted(root.rglob("*"))
+    }
+
+
+@pytest.mark.parametrize("manifest", ["history", "copy"])
+def test_corpus_history_never_replaces_a_users_directory(
+    repo: Repo, tmp_path: Path, manifest: str
+) -> None:
+    """A ``history.json`` (any, or a real corpus's) beside a user's files: --replace
+    deleted ``thesis.txt`` and ``src/``, and the first error suggested --replace."""
+    out = tmp_path / "work"
+    out.mkdir()
+    if manifest == "copy":
+        corpus = tmp_path / "corpus"
+        offline(["corpus", "history", str(repo.path), "--output", str(corpus), "--max", "2"])
+        for rel in ("history.json", "queries.jsonl", "qrels/test.tsv"):
+            (out / rel).parent.mkdir(exist_ok=True)
+            (out / rel).write_bytes((corpus / rel).read_bytes())
+    else:
+        (out / "history.json").write_text('{"notes": "my reading history"}\n')
+    (out / "thesis.txt").write_text("three years of work\n")
+    (out / "src").mkdir()
+    (out / "src" / "main.py").write_text("print(1)\n")
+    before = _tree(out)
+    for extra in ([], ["--replace"]):
+        result = offline(["corpus", "history", str(repo.path), "--output", str(out), *extra])
+        assert (result.code, result.stdout) == (2, ""), result
+        assert result.stderr == (
+            f"error: {out}: not empty and not a history corpus riido-pg wrote (it is replaced "
+            "only when it holds a corpus's files and nothing else); give a new or empty "
+            "directory\n"
+        )
+        assert "--replace" not in result.stderr
+        assert _tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["work", *(["corpus"] if manifest == "copy" else [])]
+    )
+
+
 @pytest.mark.parametrize(
     ("args", "code", "message"),
     [

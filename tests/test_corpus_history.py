@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from riido_pg.corpora.history import (
     read_history_corpus,
     snapshot_documents,
 )
+from riido_pg.corpora.history.output import written_corpus
 from riido_pg.corpora.history.paths import is_test_or_doc
 from riido_pg.corpora.history.subjects import RULES_VERSION, clean_subject, judge_subject
 from riido_pg.corpora.history.targets import Span, innermost
@@ -377,6 +379,56 @@ def test_output_rules(history: dict[str, Any], tmp_path: Path) -> None:
     assert (tmp_path / "link").is_symlink()
     assert len(read_history_corpus(tmp_path / "empty").questions) == 3
     assert sorted(p.name for p in tmp_path.iterdir()) == ["empty", "file", "full", "link"]
+
+
+def test_only_a_corpus_riido_pg_wrote_is_replaced(history: dict[str, Any], tmp_path: Path) -> None:
+    """A corpus is everything its manifest names, with its checksums, and nothing else:
+    a changed, a grown or a partial corpus, or a manifest of another format, is refused
+    with ``replace`` as without it, and left as it was."""
+    repo = history["repo"].path
+    built(history, tmp_path / "good", max_questions=1)
+    files = written_corpus(tmp_path / "good")
+    assert files == ["history.json", "qrels/test.tsv", "queries.jsonl"]
+
+    def spoiled(name: str, change: Any) -> Path:
+        out = tmp_path / name
+        shutil.copytree(tmp_path / "good", out, symlinks=True)
+        change(out)
+        assert written_corpus(out) is None
+        before = {p: p.read_bytes() if p.is_file() else None for p in out.rglob("*")}
+        with pytest.raises(OutputError, match="not a history corpus riido-pg wrote") as caught:
+            build(repo, out, HistoryOptions(max_questions=2), replace=True)
+        assert "replace" not in caught.value.render(cli=True).split(";")[-1]
+        assert {p: p.read_bytes() if p.is_file() else None for p in out.rglob("*")} == before
+        return out
+
+    manifest = json.loads((tmp_path / "good" / MANIFEST_FILE).read_text())
+    spoiled("extra", lambda d: (d / "notes.txt").write_text("mine"))
+    spoiled("hidden", lambda d: (d / ".notes").write_text("mine"))
+    spoiled("extra_dir", lambda d: (d / "src").mkdir())
+    spoiled("qrels_extra", lambda d: (d / "qrels" / "dev.tsv").write_text("mine"))
+    spoiled("edited", lambda d: (d / "queries.jsonl").write_text("changed\n"))
+    spoiled("partial", lambda d: (d / "queries.jsonl").unlink())
+    spoiled(
+        "other_format",
+        lambda d: (d / MANIFEST_FILE).write_text(json.dumps({**manifest, "format": "mine"})),
+    )
+    spoiled("not_json", lambda d: (d / MANIFEST_FILE).write_text("{"))
+    spoiled("a_list", lambda d: (d / MANIFEST_FILE).write_text("[]"))
+    outside = tmp_path / "outside.jsonl"
+    outside.write_bytes((tmp_path / "good" / "queries.jsonl").read_bytes())
+
+    def linked(d: Path) -> None:
+        (d / "queries.jsonl").unlink()
+        (d / "queries.jsonl").symlink_to(outside)
+
+    spoiled("linked", linked)
+    escaping = {**manifest, "files": {**manifest["files"], "../outside.jsonl": "0" * 64}}
+    spoiled("escaping", lambda d: (d / MANIFEST_FILE).write_text(json.dumps(escaping)))
+    assert outside.exists()
+    build(repo, tmp_path / "good", HistoryOptions(max_questions=2), replace=True)
+    assert len(read_history_corpus(tmp_path / "good").questions) == 2
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
 
 
 def test_an_interrupt_leaves_nothing(history: dict[str, Any], tmp_path: Path) -> None:

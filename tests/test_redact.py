@@ -11,9 +11,11 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 from psycopg.conninfo import conninfo_to_dict
-from support.cli import run_cli
+from support.cli import Cli, run_cli
 
-from riido_pg.db import redact_dsn
+from riido_pg.db import connect, redact_dsn
+from riido_pg.errors import InvalidDsn
+from riido_pg.redact import unparsed_reason
 
 #: The leaking forms: libpq's parse error quotes the URL, the bad token, or the part
 #: of a password after its space.
@@ -139,3 +141,85 @@ def test_db_commands_print_no_password(command: list[str], leak: int) -> None:
     assert result.stderr.startswith("error: invalid DSN: "), result
     assert secret not in result.stderr
     assert result.stderr.count("\n") == 1
+
+
+#: DSNs libpq cannot parse, each with a password ("Qz…" words) its message would quote.
+UNPARSED = [
+    "postgresql://app:Qzmy Qzsecret Qzpass@127.0.0.1:5432/db",
+    "host=h password=Qzmy Qzsecret",
+    "host=h password=Qzmy Qzsecret=Qzpass",
+    "postgresql://u:Qzab%zz@h/db",
+    "postgresql://u@h/db?password=Qzab%00",
+    "postgresql://u:Qzab@[::1/db",
+    "postgresql://u:Qzab@[]/db",
+    "postgresql://u@h/db?Qzab=1",
+    "postgresql://u@h/db?Qza=b=c",
+    "postgresql://u@h/db?Qzab",
+    "postgresql://u@h/db?password=a b Qzab",
+]
+
+
+@pytest.mark.parametrize("dsn", UNPARSED)
+def test_a_dsn_libpq_cannot_parse_shows_none_of_its_input(dsn: str) -> None:
+    message = _libpq_error(dsn)
+    assert "Qz" in message  # libpq quotes the password
+    assert "Qz" not in unparsed_reason(message)
+    with pytest.raises(InvalidDsn) as caught:
+        connect(dsn)
+    assert "Qz" not in str(caught.value)
+    assert str(caught.value).startswith("invalid DSN: ")
+    assert "***" in str(caught.value)
+
+
+@pytest.mark.parametrize("how", ["--dsn", "RIIDO_PG_DSN"])
+def test_a_password_with_spaces_is_never_printed(how: str) -> None:
+    dsn = UNPARSED[0]
+    args = ["snapshots", "list"]
+    if how == "--dsn":
+        result = run_cli(["--dsn", dsn, *args], dsn=None, env={"RIIDO_PG_HOME": "/nonexistent/x"})
+    else:
+        result = run_cli(args, dsn=dsn)
+    assert result.code == 2, result
+    assert "Qz" not in result.stderr + result.stdout
+    assert result.stderr == (
+        'error: invalid DSN: unexpected spaces found in "***", use percent-encoded spaces '
+        "(%20) instead\n"
+    ) or result.stderr.startswith("error: RIIDO_PG_DSN must be"), result
+    assert "Qz" not in str(result.stderr)
+
+
+def test_riido_pg_dsn_names_the_reason_not_the_input() -> None:
+    result = run_cli(["snapshots", "list"], dsn=UNPARSED[1])
+    assert result.code == 2, result
+    assert "Qz" not in result.stderr
+    assert 'missing "=" after "***"' in result.stderr, result
+
+
+@given(st.text(min_size=1, max_size=30))
+@example('"Qz"')
+@example('x"Qz')
+def test_unparsed_reason_keeps_nothing_of_the_input(text: str) -> None:
+    for dsn in (
+        f"postgresql://u:Qz{text}@h/db",
+        f"host=h password=Qz{text}",
+        f"postgresql://u@h/db?Qz{text}",
+        f"Qz{text}",
+    ):
+        message = _libpq_error(dsn)
+        if message:
+            assert "Qz" not in unparsed_reason(message), (dsn, message)
+
+
+def test_a_message_of_an_unknown_form_is_not_shown() -> None:
+    reason = unparsed_reason('some new libpq message about "Qzsecret"')
+    assert "Qz" not in reason
+    assert reason.startswith("libpq could not parse it")
+
+
+def test_a_shard_dsn_libpq_cannot_parse_shows_none_of_it(cli: Cli) -> None:
+    result = cli(["shards", "add", "s1", UNPARSED[0]])
+    assert (result.code, result.stderr) == (
+        2,
+        "error: invalid DSN for shard 's1': unexpected spaces found in \"***\", use "
+        "percent-encoded spaces (%20) instead\n",
+    )

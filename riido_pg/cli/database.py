@@ -93,7 +93,12 @@ def db_grant_reader(
         str, typer.Argument(metavar="ROLE", help="An existing role to make a read-only reader.")
     ],
 ) -> None:
-    """Let ROLE query snapshots and nothing else (no load, drop, hints or DDL)."""
+    """Let ROLE query snapshots and nothing else (no load, drop, hints or DDL).
+
+    Run it as a superuser: it keeps every role but those that write riido from taking
+    advisory locks in this database, so a reader cannot stop the writers. ROLE can
+    read every source text loaded.
+    """
     from riido_pg.server.privileges import grant_reader
 
     with connect(ctx) as conn:

@@ -14,7 +14,7 @@ import psycopg
 from riido_pg import config
 from riido_pg.config import DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS
 from riido_pg.errors import DatabaseUnavailable, Hint, InvalidDsn, SchemaMissing
-from riido_pg.redact import redact_dsn
+from riido_pg.redact import redact_dsn, unparsed_reason
 from riido_pg.server.errors import first_line, translated
 
 __all__ = [
@@ -50,12 +50,12 @@ def resolve_dsn(dsn: str | None) -> tuple[str, bool]:
 
 def dial(url: str, **kwargs: Any) -> Conn:
     """``psycopg.connect(url, **kwargs)``, its failures as :class:`InvalidDsn` (the
-    string does not parse or has a malformed value) or :class:`DatabaseUnavailable`,
-    each with the password masked."""
+    string does not parse: nothing of it is shown; or it has a malformed value) or
+    :class:`DatabaseUnavailable`, each with the password masked."""
     try:
         return psycopg.connect(url, **kwargs)
     except psycopg.ProgrammingError as exc:  # the DSN does not parse
-        raise InvalidDsn(f"invalid DSN: {redact_dsn(first_line(exc), url)}") from exc
+        raise InvalidDsn(f"invalid DSN: {unparsed_reason(first_line(exc))}") from exc
     except psycopg.OperationalError as exc:
         message = redact_dsn(first_line(exc), url)
         # libpq refuses a malformed option value before any network work

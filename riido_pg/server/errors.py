@@ -139,9 +139,17 @@ def translate(exc: psycopg.Error) -> RiidoError:
             ),
         )
     if isinstance(exc, psycopg.errors.InsufficientPrivilege):
-        return PermissionDenied(
-            f"permission denied: {exc.diag.message_primary}; connect as a role that may do this"
-        )
+        message = exc.diag.message_primary or ""
+        if "advisory" in message:  # `db grant-reader` keeps them for the roles that write
+            return PermissionDenied(
+                f"permission denied: {message}: here only the roles that write riido may "
+                "take advisory locks",
+                Hint.same(
+                    "a role that writes riido gets them when a superuser runs "
+                    "`riido-pg db grant-reader` again"
+                ),
+            )
+        return PermissionDenied(f"permission denied: {message}; connect as a role that may do this")
     if isinstance(exc, psycopg.errors.ReadOnlySqlTransaction):
         return ReadOnlyServer(
             f"{exc.diag.message_primary}: the server is a read-only hot standby (or the "

@@ -27,6 +27,7 @@ from riido_pg.errors import (
     ShardExists,
     ShardUnavailable,
 )
+from riido_pg.redact import unparsed_reason
 from riido_pg.server.connect import SCHEMA_REVISION, Conn, connect
 from riido_pg.server.errors import first_line, translated
 from riido_pg.shards.catalog import (
@@ -128,7 +129,8 @@ def _add_shard(conn: Conn, name: str, dsn: str, password: str | None) -> None:
     try:
         params = {k: str(v) for k, v in conninfo_to_dict(dsn).items() if v is not None}
     except psycopg.ProgrammingError as exc:
-        raise InvalidDsn(f"invalid DSN for shard {name!r}: {first_line(exc)}") from exc
+        reason = unparsed_reason(first_line(exc))
+        raise InvalidDsn(f"invalid DSN for shard {name!r}: {reason}") from exc
     if not params:
         raise InvalidDsn(f"an empty DSN for shard {name!r}: give the shard's PostgreSQL URL")
     if password is not None:
