@@ -273,3 +273,23 @@ def test_a_temporary_file_being_written_is_kept(repo: Repo, tmp_path: Path) -> N
         done = run_child(repo, path, "load")
         assert done.returncode == 0, done.stderr
         assert busy.exists() and path.is_file()
+
+
+def test_load_at_a_revision_over_a_damaged_cache(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What ``load --rev`` reads (``open_source``): a cache file whose deflate stream is
+    damaged (main: ``Error -3 while decompressing data`` at every later load) gives the
+    documents, and is replaced."""
+    from riido_pg.sources import TreeOptions, open_source
+
+    monkeypatch.setenv("RIIDO_PG_HOME", str(tmp_path / "home"))
+    path = cache_path(repo, tmp_path)
+
+    def load() -> list[tuple[str, str]]:
+        return [(d.id, d.text) for d in open_source(repo.path, tree=TreeOptions(rev="HEAD"))]
+
+    expected = load()
+    path.write_bytes(bad_block_type(path.read_bytes()))
+    assert load() == expected == docs(repo)
+    assert len(StoredFileCache(path)) >= 3

@@ -69,15 +69,19 @@ class IgnoreSpec:
     a path decides."""
 
     def __init__(self, patterns: Sequence[Pattern]) -> None:
-        self.patterns = tuple(reversed(patterns))
+        # last first, as (negative, basename, test): a directory's and a file's
+        last_first = [(p.negative, p.basename, p.tester(), p.dir_only) for p in reversed(patterns)]
+        self._for_dirs = tuple(t[:3] for t in last_first)
+        self._for_files = tuple(t[:3] for t in last_first if not t[3])
 
     def decide(self, path: str, is_dir: bool) -> bool | None:
         """True when ``path`` (relative to the lines' directory, no trailing ``/``) is
         ignored, False when re-included (``!``), None when no pattern matches."""
         raw = path.encode("utf-8", "surrogateescape")
-        for pattern in self.patterns:
-            if pattern.matches(raw, is_dir):
-                return not pattern.negative
+        base = raw[raw.rfind(b"/") + 1 :]
+        for negative, basename, test in self._for_dirs if is_dir else self._for_files:
+            if test(base if basename else raw):
+                return not negative
         return None
 
     def matches(self, path: str, is_dir: bool) -> bool:
