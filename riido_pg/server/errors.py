@@ -142,11 +142,11 @@ def translate(exc: psycopg.Error) -> RiidoError:
         message = exc.diag.message_primary or ""
         if "advisory" in message:  # `db grant-reader` keeps them for the roles that write
             return PermissionDenied(
-                f"permission denied: {message}: here only the roles that write riido may "
-                "take advisory locks",
+                f"permission denied: {message}: only the roles that write riido may take "
+                "advisory locks here",
                 Hint.same(
-                    "a role that writes riido gets them when a superuser runs "
-                    "`riido-pg db grant-reader` again"
+                    "connect as one (a role made a writer after `riido-pg db grant-reader` "
+                    "ran gets them when a superuser runs it again)"
                 ),
             )
         return PermissionDenied(f"permission denied: {message}; connect as a role that may do this")
