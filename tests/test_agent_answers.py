@@ -24,7 +24,18 @@ TREES = [ROOT / "tests" / "fixtures" / "extract", ROOT / "riido_pg"]
 paths = st.text(st.characters(blacklist_characters="\n", codec="utf-8"), min_size=1, max_size=30)
 names = st.from_regex(r"[A-Za-z_][A-Za-z0-9_]{0,12}", fullmatch=True)
 leading = st.lists(
-    st.sampled_from(["# a comment", "@decorator", "// note", "/** doc", " * more", "#[attr]"]),
+    st.sampled_from(
+        [
+            "# a comment",
+            "@decorator",
+            "// note",
+            "/** doc",
+            " * more",
+            "#[attr]",
+            # a decorator whose arguments run over lines and name the function
+            '@deprecated(\n    "{name} is old (use [x",\n    since={name},\n)',
+        ]
+    ),
     max_size=4,
 )
 body = st.lists(st.sampled_from(["    return 1", "  x = y", "}", ""]), max_size=6).filter(
@@ -44,10 +55,11 @@ def test_an_id_gives_path_and_line(path: str, parts: list[str], line: int, count
 def test_the_name_line_is_found_past_the_leading_block(
     name: str, lead: list[str], rest: list[str], line: int, newline: bool
 ) -> None:
-    text = "\n".join([*lead, f"def {name}(x):", *rest]) + ("\n" if newline else "")
+    above = "\n".join(lead).format(name=name).split("\n") if lead else []
+    text = "\n".join([*above, f"def {name}(x):", *rest]) + ("\n" if newline else "")
     where = locate(function_id("a/b.py", f"C.{name}", line), text)
     assert where is not None
-    assert where.offset == len(lead)
+    assert where.offset == len(above)
     assert where.end_line == line + len(rest)
 
 

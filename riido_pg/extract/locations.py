@@ -6,10 +6,11 @@ search answer finds a function's file and lines again here. The id is
 qualified name and line, :func:`function_id`): PATH and LINE, the line of the
 function's name, come from it exactly. The last line is LINE plus the text's lines
 after the name's line; that line is found in the text as the first line naming the
-function that is not a comment, decorator or attribute line (the leading block the
-extraction keeps above a definition). The one miss seen is a name bound to a wrapped
-function expression (``const f = memoize(function () {...})``, whose LINE is the
-expression's), where the last line comes out a line or two late.
+function that is not a comment, decorator or attribute line, nor inside the brackets
+a decorator or attribute opened (the leading block the extraction keeps above a
+definition). The misses seen are a name bound to a wrapped function expression
+(``const f = memoize(function () {...})``, whose LINE is the expression's) and a
+name on a comment's line, where the last line comes out a few lines late.
 
 An id that is not an extraction id (a BEIR corpus's ``doc42``) has no location.
 """
@@ -24,7 +25,10 @@ __all__ = ["Location", "function_id", "locate"]
 _ID = re.compile(r"(?P<path>.+):(?P<qualname>[^:\n]+):(?P<line>[1-9][0-9]*)(?:#[1-9][0-9]*)?")
 #: Lines of a definition's leading block: comments, decorators, attributes.
 _LEADING = ("@", "#", "//", "/*", "*", "--")
+#: Where a decorator or an attribute starts (its arguments may run over several lines).
+_DECORATION = ("@", "#[")
 _WORD = re.compile(r"[\w$]+")
+_STRING = re.compile(r""""(?:\\.|[^"\\])*"|'(?:\\.|[^'\\])*'""")
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,13 +48,23 @@ def function_id(path: str, qualname: str, line: int, count: int = 1) -> str:
     return f"{doc_id}#{count}" if count > 1 else doc_id
 
 
+def _depth(line: str) -> int:
+    """Brackets ``line`` opens less those it closes, outside its string literals."""
+    code = _STRING.sub("", line)
+    return sum(code.count(c) for c in "([{") - sum(code.count(c) for c in ")]}")
+
+
 def _name_offset(name: str, lines: list[str]) -> int:
     # a word as a whole word; an operator's name (operator+, []=) as it is written
-    named = re.compile(
-        rf"(?<![\w$]){re.escape(name)}(?![\w$])" if _WORD.fullmatch(name) else re.escape(name)
-    )
+    word = _WORD.fullmatch(name)
+    named = re.compile(rf"(?<![\w$]){re.escape(name)}(?![\w$])" if word else re.escape(name))
+    open_ = 0  # brackets a decorator or attribute left open: its arguments go on
     for i, line in enumerate(lines):
-        if not line.lstrip().startswith(_LEADING) and named.search(line):
+        stripped = line.lstrip()
+        if open_ > 0 or stripped.startswith(_DECORATION):
+            open_ = max(open_, 0) + _depth(line)
+            continue
+        if not stripped.startswith(_LEADING) and named.search(line):
             return i
     return 0
 
