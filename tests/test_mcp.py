@@ -50,8 +50,8 @@ def _serve(dsn: str, session: Session) -> Any:
 
 def _answer(result: Any) -> dict[str, Any]:
     assert not result.is_error, result.content[0].text
+    assert len(result.content) == 1 and result.structured_content is None
     answer: dict[str, Any] = json.loads(result.content[0].text)
-    assert answer == result.structured_content
     return answer
 
 

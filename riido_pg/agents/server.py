@@ -59,8 +59,10 @@ SNAPSHOTS = (
 
 
 def _reply(answer: dict[str, Any]) -> CallToolResult:
+    """The answer as one compact JSON text (what the agent reads; not repeated as
+    structured content, which would send it twice)."""
     text = json.dumps(answer, ensure_ascii=False, separators=(",", ":"))
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=answer)
+    return CallToolResult(content=[TextContent(type="text", text=text)])
 
 
 def _error(text: str) -> CallToolResult:
