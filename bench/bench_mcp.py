@@ -12,9 +12,9 @@ runs the questions in rounds, each round alternating:
   process over stdio, started once (its first call, which connects, is not timed).
 
 Tokens: every default answer (the text an agent reads) is counted with the 32k
-Llama BPE that ships in the ``wordllama`` package (the model extra, offline; a BPE
-trained on text rather than code, so it counts more tokens on JSON and code than the
-tokenizers of today's coding agents: an upper estimate) and by the characters/4 rule.
+Llama BPE that ships in the ``wordllama`` package (the model extra, offline; its
+vocabulary is smaller than those of today's coding agents' tokenizers, so it counts
+more tokens on JSON and code: an upper estimate) and by the characters/4 rule.
 
     python bench/bench_mcp.py --tree /tmp/sqlalchemy    # a checkout of sqlalchemy
     python bench/bench_mcp.py --quick                    # riido_pg's own source
