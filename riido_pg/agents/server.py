@@ -48,7 +48,8 @@ SEARCH = (
     f"{DEFAULT_LIMIT}, at most {MAX_LIMIT}); `snippet`: lines per candidate (default "
     f"{DEFAULT_SNIPPET}, 0 for none, at most {MAX_SNIPPET}); `policy`: the ranking "
     f"(default {DEFAULT_POLICY}, the best without hints; bm25, identifier_bm25, "
-    "identifier_bm25_rrf and the baseline-first policies also work)."
+    "identifier_bm25_rrf, identifier_bm25_baseline_first and "
+    "identifier_bm25_auxiliary_first also work)."
 )
 SNAPSHOTS = (
     "List what can be searched: every snapshot with its `id` (what `search` takes), "
