@@ -47,6 +47,7 @@ from riido_pg.sources import TreeOptions
 from riido_pg.storage import DEFAULT_TEXT_CONFIG, Progress, Snapshot
 
 if TYPE_CHECKING:
+    from riido_pg.ranking.texts import Found
     from riido_pg.shards import MovedSnapshot, Router, ShardInfo
 
 __all__ = ["Database"]
@@ -275,6 +276,19 @@ class Database:
                     fused_weight=fused_weight,
                     model=model,
                 ),
+            )
+
+    def search(self, snapshot_id: str, query: str, *, policy: str, limit: int) -> Found:
+        """:meth:`rank` (no hints, no model) and the stored text of each candidate, read
+        in the ranking's transaction (what ``riido-pg mcp`` answers)."""
+        from riido_pg.ranking.texts import rank_with_texts
+
+        check_snapshot_id(snapshot_id)
+        check_query(query)
+        with self._call() as router:
+            return router.run(
+                snapshot_id,
+                lambda conn: rank_with_texts(conn, snapshot_id, query, policy=policy, limit=limit),
             )
 
     def rank_documents(

@@ -25,6 +25,7 @@ from riido_pg.cli.command import Command, DebugOption, Group, LocalCommand
 from riido_pg.cli.errors import SIGNALS, exit_code, fail, message, usage_message
 from riido_pg.cli.evaluate import corpus_app, eval_command
 from riido_pg.cli.extract import extract
+from riido_pg.cli.mcp import mcp
 from riido_pg.cli.settings import Settings, settings
 from riido_pg.errors import RiidoError
 
@@ -44,6 +45,7 @@ app.command()(load.load)
 app.command()(search.query)
 app.command()(extract)
 app.command("eval")(eval_command)
+app.command()(mcp)
 app.add_typer(snapshots.app, name="snapshots")
 app.add_typer(shards.app, name="shards")
 app.add_typer(corpus_app, name="corpus")

@@ -24,6 +24,7 @@ from riido_pg.cli.policy import policy_from_options
 from riido_pg.cli.settings import database
 from riido_pg.errors import ConflictingOptions
 from riido_pg.ranking import Ranking
+from riido_pg.ranking.rank import NO_WORDS
 from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG
 
 __all__ = ["NO_WORDS", "NO_WORDS_HINTED", "TABLE_ROWS", "hints", "query"]
@@ -31,10 +32,6 @@ __all__ = ["NO_WORDS", "NO_WORDS_HINTED", "TABLE_ROWS", "hints", "query"]
 #: Rows a table shows when neither --limit nor --all is given.
 TABLE_ROWS = 10
 
-NO_WORDS = (
-    "the query has no searchable words (empty, or only stop words for this text "
-    "configuration): every document scores 0 and they follow in id order"
-)
 #: The same, when hints (a hints file's or a model's) reorder the zeros.
 NO_WORDS_HINTED = (
     "the query has no searchable words (empty, or only stop words for this text "

@@ -45,6 +45,7 @@ from tree_sitter import Node, Query, QueryCursor, TreeCursor
 
 from riido_pg.documents import MAX_ID_BYTES
 from riido_pg.extract.grammars import language, parser
+from riido_pg.extract.locations import function_id
 from riido_pg.extract.model import Function
 from riido_pg.extract.rules import RULES, Rules
 from riido_pg.extract.rules.base import Named
@@ -155,11 +156,10 @@ class _File:
         start = self._text_start(stack, index)
         end = max(outer.end_byte, node.end_byte)
         line = named[1].start_point[0] + 1
-        doc_id = f"{self.path}:{qualname}:{line}"
-        count = self.seen.get(doc_id, 0) + 1
-        self.seen[doc_id] = count
-        if count > 1:
-            doc_id = f"{doc_id}#{count}"
+        key = function_id(self.path, qualname, line)
+        count = self.seen.get(key, 0) + 1
+        self.seen[key] = count
+        doc_id = function_id(self.path, qualname, line, count)
         self.result.functions.append(
             Function(
                 id=doc_id,

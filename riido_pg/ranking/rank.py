@@ -35,6 +35,7 @@ from riido_pg.server.plans import Plan, Query, run
 from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG, Snapshot, snapshot_plan
 
 __all__ = [
+    "NO_WORDS",
     "Candidate",
     "RankOptions",
     "Ranking",
@@ -44,6 +45,13 @@ __all__ = [
     "ranking_plan",
     "snapshot_ranking_plan",
 ]
+
+
+#: What a ranking of a query without searchable words is (``Ranking.searchable`` false).
+NO_WORDS = (
+    "the query has no searchable words (empty, or only stop words for this text "
+    "configuration): every document scores 0 and they follow in id order"
+)
 
 
 @dataclass(frozen=True, slots=True)
