@@ -16,6 +16,7 @@ from typing import Annotated, TypeVar
 import typer
 
 from riido_pg.cli.errors import OptionError
+from riido_pg.documents import MAX_LIMIT
 from riido_pg.ranking.policies import evaluated_policies, policies
 
 __all__ = [
@@ -44,7 +45,8 @@ def whole(option: str, *, low: int = 1, high: int | None = None) -> Callable[[ob
 
     def parse(value: object) -> int:
         text = str(value).strip(" \t\n\r\f\v")  # spaces around it, no control characters
-        number = int(text) if re.fullmatch(r"-?[0-9]+", text) else None
+        # no option takes a number of 100 digits (int() refuses 4,300)
+        number = int(text) if re.fullmatch(r"-?[0-9]{1,100}", text) else None
         if number is None or number < low or (high is not None and number > high):
             raise OptionError(f"{option} must be a whole number {span}, not {value!r}")
         return number
@@ -153,7 +155,7 @@ LimitOpt = Annotated[
     typer.Option(
         "--limit",
         metavar="N",
-        parser=whole("--limit"),
+        parser=whole("--limit", high=MAX_LIMIT),
         help="Only the first N candidates (exactly the first N of the full ranking).",
         show_default=False,
     ),
