@@ -187,7 +187,7 @@ def rank_prepared(
     questions, terms = ready.questions, ready.terms
     results: list[QuestionResult] = []
     if writer is not None:
-        writer.doc_ids = ready.doc_ids
+        writer.begin((q.id for q in questions), ready.doc_ids)
     size = max(1, BATCH_CELLS // max(1, ready.docs.count))
     count = len(questions)
     for start in range(0, count, size):
