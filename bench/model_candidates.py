@@ -447,15 +447,13 @@ def run_corpus(name: str, directory: Path, args: Any, pythons: dict[str, str]) -
 CONTROL = "identifier_bm25_baseline_first"
 
 
-def paired_ci(a: list[float], b: list[float], seed: int = 11) -> tuple[float, float, float]:
-    """Mean of a - b and its 95% paired bootstrap interval (2,000 resamples)."""
-    import numpy as np
+def paired_ci(a: list[float], b: list[float]) -> tuple[float, float, float]:
+    """Mean of a - b and its 95% paired bootstrap interval: the one ``eval``'s
+    verdicts use (riido_pg.evaluation.significance, 2,000 resamples, seed 11)."""
+    from riido_pg.evaluation.significance import paired_interval
 
-    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
-    rng = np.random.default_rng(seed)
-    means = d[rng.integers(0, len(d), size=(2000, len(d)))].mean(axis=1)
-    lo, hi = np.percentile(means, [2.5, 97.5])
-    return float(d.mean()), float(lo), float(hi)
+    interval = paired_interval(a, b)
+    return interval.mean, interval.low, interval.high
 
 
 def versus_control(c: dict[str, Any]) -> str:

@@ -8,18 +8,19 @@ name the document (and, for files, the line). Reading files of documents is
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, overload
 
 from riido_pg.errors import InvalidInput
+from riido_pg.jsontext import read_json
 
 __all__ = [
     "MAX_DOCUMENTS_PER_REQUEST",
     "MAX_DOCUMENT_BYTES",
     "MAX_ID_BYTES",
+    "MAX_LIMIT",
     "MAX_QUERY_BYTES",
     "MAX_REQUEST_BYTES",
     "Document",
@@ -51,6 +52,8 @@ MAX_QUERY_BYTES = 65_536
 MAX_DOCUMENTS_PER_REQUEST = 100_000
 #: Largest ``hints`` request, in bytes of JSON.
 MAX_REQUEST_BYTES = 256 * 1024 * 1024
+#: Largest ``limit`` of a ranking (PostgreSQL's bigint, which LIMIT takes).
+MAX_LIMIT = 2**63 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,12 +305,7 @@ def parse_json(text: str, where: str, expected: str = "JSON") -> Any:
     said to be empty, and what was ``expected`` instead."""
     if not text.strip():
         raise InvalidInput(f"{where}: the input is empty; expected {expected}")
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise InvalidInput(f"{where}: line {exc.lineno}: malformed JSON: {exc.msg}") from exc
-    except RecursionError as exc:
-        raise InvalidInput(f"{where}: JSON nested too deeply") from exc
+    return read_json(text, where)
 
 
 def parse_request(data: bytes, where: str = "stdin") -> RankRequest:

@@ -12,6 +12,7 @@ import json
 import os
 import pty
 import signal
+import subprocess
 import termios
 import threading
 from collections.abc import Callable
@@ -176,3 +177,46 @@ def test_ctrl_c_on_a_terminal(db: Database, tmp_path: Path, stored: str, command
     assert text.count("error:") == 1 and "Traceback" not in text
     wait_gone(db)
     assert db.counts() == before
+
+
+@pytest.mark.parametrize(
+    "module", [b"typer", b"psycopg", b"riido_pg.storage", b"riido_pg.ranking.policies"]
+)
+def test_sigint_during_start_up(db: Database, module: bytes) -> None:
+    """^C while the interpreter is still importing the command line: the same line and
+    exit 130, never a traceback. The child reports each import as it finishes
+    (PYTHONPROFILEIMPORTTIME), so the signal is sent while the imports go on; ``hints``
+    then waits on an open stdin, so a signal that lands after them is a ^C too."""
+    with spawn(
+        ["hints"], dsn=db.dsn, env={"PYTHONPROFILEIMPORTTIME": "1"}, stdin=subprocess.PIPE
+    ) as proc:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            if line.rstrip().endswith(b" " + module):
+                break
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=WAIT)
+    lines = [x for x in err.decode().splitlines() if not x.startswith("import time:")]
+    assert (proc.returncode, out, lines) == (130, b"", ["error: interrupted"])
+
+
+def test_the_package_imports_its_names_when_used() -> None:
+    """``import riido_pg`` imports none of its modules (that keeps the window above
+    short); each public name is still there, the same object as in its module."""
+    import importlib
+    import subprocess as sp
+    import sys
+
+    import riido_pg
+
+    code = "import sys, riido_pg; print(sorted(m for m in sys.modules if m.startswith('riido_pg')))"
+    loaded = sp.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert loaded.stdout == "['riido_pg']\n"
+    for name in riido_pg.__all__:
+        value = getattr(riido_pg, name)
+        home = riido_pg._HOMES.get(name)
+        if home is not None:
+            module = importlib.import_module(home)
+            assert value is (module if home == f"riido_pg.{name}" else getattr(module, name))
+    with pytest.raises(AttributeError):
+        riido_pg.nothing_of_that_name  # noqa: B018

@@ -493,7 +493,7 @@ def test_reading_checks_every_file(history: dict[str, Any], tmp_path: Path) -> N
 
     broken(qrels, None, f"{qrels}: missing")
     broken(queries, good[queries][:-20], f"{queries}: does not match {MANIFEST_FILE}")
-    broken(manifest, b"{", f"{manifest}: not JSON")
+    broken(manifest, b"{", f"{manifest}: line 1: malformed JSON")
     broken(manifest, b'{"format": "other"}', "not a history corpus manifest")
     text = good[manifest].decode()
     broken(manifest, text.replace('"format_version": 1', '"format_version": 2').encode(), "reads 1")

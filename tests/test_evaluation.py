@@ -230,8 +230,22 @@ def test_hand_computed_ranks_and_figures(conn: Any, tmp_path: Path) -> None:
         "recall@10": rounded(4 / 6),
         "mrr": rounded((1 / 3 + 1 + 1 / 12 + 1 + 1 / 16 + 1 / 3) / 6),
         "mean_first_target_rank": 6.0,
+        # read before the first target (the documents above it, listed above):
+        # q_tie a b; q_zero z00..z10; q_late a b g h j c d e f i z00..z04; q_stop a b
+        "inspected_chars_mean": rounded((20 + 144 + 204 + 20) / 6),
+        "inspected_chars_median": 20.0,
+        "inspected_tokens_mean": rounded((6 + 44 + 59 + 6) / 6),  # ceil(chars/4) each
+        "inspected_tokens_median": 6.0,
     }
     by_id = {r.question_id: r for r in result.results}
+    assert {q: r.inspected[BM25] for q, r in by_id.items()} == {
+        "q_tie": (20, 6),
+        "q_multi": (0, 0),
+        "q_zero": (10 * 13 + 14, 10 * 4 + 4),
+        "q_ident": (0, 0),
+        "q_late": (204, 59),
+        "q_stop": (20, 6),
+    }
     # q_stop has no identifier lexemes either: identifier policies fall back to bm25
     assert not by_id["q_stop"].identifier_in_scope
     assert {by_id["q_stop"].ranks[p] for p in evaluated_policies()} == {3}
@@ -343,7 +357,8 @@ def test_per_repo_uses_the_question_repo(conn: Any, tmp_path: Path) -> None:
         "beta": ["q3"],
         "gamma": ["q1"],
     }
-    # each of these questions finds its only target first: every figure is perfect
+    # each of these questions finds its only target first: every figure is perfect,
+    # and nothing is read before it
     for repo in data["per_repo"].values():
         for figures in repo.values():
             assert figures == {
@@ -351,6 +366,10 @@ def test_per_repo_uses_the_question_repo(conn: Any, tmp_path: Path) -> None:
                 "recall@10": 1.0,
                 "mrr": 1.0,
                 "mean_first_target_rank": 1.0,
+                "inspected_chars_mean": 0.0,
+                "inspected_chars_median": 0.0,
+                "inspected_tokens_mean": 0.0,
+                "inspected_tokens_median": 0.0,
             }
 
 

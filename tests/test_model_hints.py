@@ -183,9 +183,13 @@ def test_eval_agrees_with_rank_snapshot_and_judges_with_cost(conn: Any, tmp_path
     verdict = data["verdicts"][POLICY]
     assert set(verdict) == {
         "beats_control",
+        "verdict",
         "mrr_minus_control",
+        "mrr_minus_control_interval",
         "recall@10_minus_control",
+        "recall@10_minus_control_interval",
         "recall@1_minus_bm25",
+        "test",
     }
     assert verdict["recall@1_minus_bm25"] == 0.0  # baseline-first keeps bm25's first
     cost = data["cost"][POLICY]

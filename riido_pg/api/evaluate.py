@@ -58,12 +58,15 @@ def check_target(corpus: Path | None, snapshot: str | None) -> None:
         exists = corpus.exists()
         what = "not a directory" if exists else "no such directory"
         hint = None
-        if not exists:
+        if not exists:  # a stored corpus is named by its snapshot id, never by a path
             hint = Hint(
-                f"to evaluate a stored corpus use --snapshot {shell_arg(str(corpus))}",
-                f"to evaluate a stored corpus pass snapshot={str(corpus)!r}",
+                "a stored corpus is evaluated with --snapshot SNAPSHOT "
+                "(`riido-pg snapshots list` lists them)",
+                "a stored corpus is evaluated with snapshot= (list_snapshots() lists them)",
             )
-        raise InvalidCorpus(f"{corpus}: {what} (expected a BEIR directory)", hint)
+        raise InvalidCorpus(
+            f"{corpus}: {what} (expected a BEIR directory or a history corpus)", hint
+        )
 
 
 def _stored(

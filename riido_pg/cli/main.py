@@ -137,13 +137,14 @@ def _traceback(exc: BaseException) -> NoReturn:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``riido-pg`` script and ``python -m riido_pg``."""
-    # libraries log failures we already report as one error line (--debug turns it on)
-    logging.disable(logging.CRITICAL)
+    """Run the ``riido-pg`` command line (:func:`riido_pg.cli.main` imports this module
+    and calls it)."""
     run = Settings()
-    _on_sigterm(run)
-    command = typer.main.get_command(app)
-    try:
+    try:  # a ^C from here on is exit 130, also before the command runs
+        # libraries log failures we already report as one error line (--debug turns it on)
+        logging.disable(logging.CRITICAL)
+        _on_sigterm(run)
+        command = typer.main.get_command(app)
         code = command.main(
             args=sys.argv[1:] if argv is None else argv,
             prog_name="riido-pg",

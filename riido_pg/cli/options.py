@@ -16,6 +16,7 @@ from typing import Annotated, TypeVar
 import typer
 
 from riido_pg.cli.errors import OptionError
+from riido_pg.documents import MAX_LIMIT
 from riido_pg.ranking.policies import evaluated_policies, policies
 
 __all__ = [
@@ -38,15 +39,21 @@ __all__ = [
 E = TypeVar("E", bound=StrEnum)
 
 
-def whole(option: str, *, low: int = 1, high: int | None = None) -> Callable[[object], int]:
-    """A parser of a whole number in ``[low, high]`` for ``option``."""
+def whole(
+    option: str, *, low: int = 1, high: int | None = None, ceiling: int | None = None
+) -> Callable[[object], int]:
+    """A parser of a whole number in ``[low, high]`` for ``option``; ``ceiling`` is a
+    technical bound (the database's), named only to a value above it."""
     span = f"from {low} to {high}" if high is not None else f"of at least {low}"
 
     def parse(value: object) -> int:
         text = str(value).strip(" \t\n\r\f\v")  # spaces around it, no control characters
-        number = int(text) if re.fullmatch(r"-?[0-9]+", text) else None
+        # no option takes a number of 100 digits (int() refuses 4,300)
+        number = int(text) if re.fullmatch(r"-?[0-9]{1,100}", text) else None
         if number is None or number < low or (high is not None and number > high):
             raise OptionError(f"{option} must be a whole number {span}, not {value!r}")
+        if ceiling is not None and number > ceiling:
+            raise OptionError(f"{option} must be at most {ceiling:,}, not {value!r}")
         return number
 
     return parse
@@ -153,7 +160,7 @@ LimitOpt = Annotated[
     typer.Option(
         "--limit",
         metavar="N",
-        parser=whole("--limit"),
+        parser=whole("--limit", ceiling=MAX_LIMIT),
         help="Only the first N candidates (exactly the first N of the full ranking).",
         show_default=False,
     ),

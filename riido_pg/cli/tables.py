@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console, JustifyMethod
 from rich.table import Table
@@ -258,34 +258,91 @@ def print_evaluation(result: Evaluation) -> None:
         for row in cost_rows:
             cost_table.add_row(_text(row[0]), *row[1:])
         _console(cost_table).print(cost_table)
-    for p, v in data.get("verdicts", {}).items():
-        word = "beats" if v["beats_control"] else "does not beat"
-        console.print(
-            f"verdict: {p} {word} the control identifier_bm25_baseline_first on this corpus "
-            f"(MRR {v['mrr_minus_control']:+.4f}, Recall@10 "
-            f"{v['recall@10_minus_control']:+.4f} vs the control; Recall@1 "
-            f"{v['recall@1_minus_bm25']:+.4f} vs bm25)",
-            markup=False,
-            highlight=False,
-        )
+    _print_inspection(result, data)
+    verdicts = data.get("verdicts", {})
+    if verdicts:  # one line each, whatever the width (soft wrap: the terminal's)
+        console.print(_CONTROL_NOTE, markup=False, highlight=False, soft_wrap=True)
+    for p, v in verdicts.items():
+        console.print(_verdict(p, v), markup=False, highlight=False, soft_wrap=True)
     per_repo = data["per_repo"]
     if len(per_repo) > 1:
-        counts_by_repo = {repo: len(rs) for repo, rs in result.repos().items()}
-        repo_rows = [
-            (
-                repo if i == 0 else "",
-                str(counts_by_repo[repo]) if i == 0 else "",
-                p,
-                *_measures(per_repo[repo][p]),
-            )
-            for repo in sorted(per_repo)
-            for i, p in enumerate(result.policies)
-        ]
-        repo_table = Table(title="per repository")
-        _columns(repo_table, ("repo", "questions", "policy", *_MEASURES), repo_rows, 3)
-        last = len(result.policies) - 1
-        for n, row in enumerate(repo_rows):
-            repo_table.add_row(
-                _text(row[0]), *row[1:], end_section=n % len(result.policies) == last
-            )
-        _console(repo_table).print(repo_table)
+        _print_per_repo(result, per_repo)
+
+
+#: What "the control" is, printed above the verdicts.
+_CONTROL_NOTE = (
+    "the control: identifier_bm25_baseline_first (bm25's ranking interleaved with "
+    "identifier_bm25's, bm25's first), the non-learned policy every challenger must "
+    "beat; a verdict compares them question by question (95% paired bootstrap "
+    "interval of the difference)"
+)
+_VERDICT_WORDS = {
+    "beats": "beats the control",
+    "worse": "is worse than the control",
+    "no significant difference": "shows no significant difference from the control",
+}
+
+
+def _verdict(policy: str, v: dict[str, Any]) -> str:
+    mrr, r10 = v["mrr_minus_control_interval"], v["recall@10_minus_control_interval"]
+    return (
+        f"verdict: {policy} {_VERDICT_WORDS[v['verdict']]} on this corpus "
+        f"(MRR {v['mrr_minus_control']:+.4f} [{mrr[0]:+.4f}, {mrr[1]:+.4f}], Recall@10 "
+        f"{v['recall@10_minus_control']:+.4f} [{r10[0]:+.4f}, {r10[1]:+.4f}] vs the "
+        f"control; Recall@1 {v['recall@1_minus_bm25']:+.4f} vs bm25)"
+    )
+
+
+def _print_inspection(result: Evaluation, data: dict[str, Any]) -> None:
+    """What a reader reads before the first target, per policy (when measured)."""
+    measured = [p for p in result.policies if "inspected_tokens_mean" in data["policies"][p]]
+    if not measured:
+        return
+    rows = [
+        (
+            p,
+            *(
+                f"{data['policies'][p][k]:,.0f}"
+                for k in (
+                    "inspected_tokens_mean",
+                    "inspected_tokens_median",
+                    "inspected_chars_mean",
+                    "inspected_chars_median",
+                )
+            ),
+        )
+        for p in measured
+    ]
+    table = Table(
+        title="read before the first target",
+        caption="the candidates ranked above it, per question; tokens: ceil(characters / 4) "
+        "per candidate",
+    )
+    names = ("policy", "tokens mean", "tokens median", "chars mean", "chars median")
+    _columns(table, names, rows, 1)
+    for row in rows:
+        table.add_row(_text(row[0]), *row[1:])
+    _console(table).print(table)
+
+
+def _print_per_repo(result: Evaluation, per_repo: dict[str, Any]) -> None:
+    """The measures per repository (history corpora of several)."""
+    counts_by_repo = {repo: len(rs) for repo, rs in result.repos().items()}
+    repo_rows = [
+        (
+            repo if i == 0 else "",
+            str(counts_by_repo[repo]) if i == 0 else "",
+            p,
+            *_measures(per_repo[repo][p]),
+            f"{per_repo[repo][p].get('inspected_tokens_mean', 0):,.0f}",
+        )
+        for repo in sorted(per_repo)
+        for i, p in enumerate(result.policies)
+    ]
+    repo_table = Table(title="per repository")
+    names = ("repo", "questions", "policy", *_MEASURES, "tokens read")
+    _columns(repo_table, names, repo_rows, 3)
+    last = len(result.policies) - 1
+    for n, row in enumerate(repo_rows):
+        repo_table.add_row(_text(row[0]), *row[1:], end_section=n % len(result.policies) == last)
+    _console(repo_table).print(repo_table)

@@ -18,11 +18,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, LiteralString
 
 import numpy as np
+import numpy.typing as npt
+from psycopg import sql
 
 from riido_pg.errors import ConflictingOptions, Hint, InvalidInput
 from riido_pg.evaluation.corpora import StoredQuestion, corpus_info, load_questions
+from riido_pg.evaluation.inspection import Inspected, tokens_of
 from riido_pg.evaluation.learned import LearnedSide
 from riido_pg.evaluation.learned import prepare as prepare_learned
 from riido_pg.evaluation.result import Evaluation, QuestionResult
@@ -139,6 +143,9 @@ class Prepared:
     learned: LearnedSide | None
     #: Every document id in place order (for run files; empty without them).
     doc_ids: list[str]
+    #: Every document's length in characters, and its estimated tokens, by place.
+    chars: npt.NDArray[np.int64]
+    tokens: npt.NDArray[np.int64]
 
 
 def prepare(
@@ -167,8 +174,9 @@ def prepare(
         assert chosen.model is not None
         learned = prepare_learned(conn, snap, chosen.model, [q.text for q in questions], docs)
     columns = {c: column_weights(conn, snap, c, [t.of(c) for t in terms], docs) for c in COLUMNS}
-    doc_ids = _ids_in_order(conn, snap, docs) if run_files else []
-    return Prepared(questions, terms, docs, columns, learned, doc_ids)
+    doc_ids = [str(i) for i in _in_order(conn, snap, docs, "d.doc_id")] if run_files else []
+    chars = np.asarray(_in_order(conn, snap, docs, "char_length(t.body)"), dtype=np.int64)
+    return Prepared(questions, terms, docs, columns, learned, doc_ids, chars, tokens_of(chars))
 
 
 def rank_prepared(
@@ -187,7 +195,7 @@ def rank_prepared(
     questions, terms = ready.questions, ready.terms
     results: list[QuestionResult] = []
     if writer is not None:
-        writer.doc_ids = ready.doc_ids
+        writer.begin((q.id for q in questions), ready.doc_ids)
     size = max(1, BATCH_CELLS // max(1, ready.docs.count))
     count = len(questions)
     for start in range(0, count, size):
@@ -262,13 +270,15 @@ def _reported_weight(weighted: Sequence[Policy], weight: float | None) -> float 
     return weight if weight is not None else combiner.weight
 
 
-def _ids_in_order(conn: Conn, snap: Snapshot, docs: Documents) -> list[str]:
-    """Every document id, in the documents' id order (run files name documents)."""
-    rows = conn.execute(
-        "SELECT d.doc_ord, d.doc_id FROM riido.documents AS d WHERE d.segment_id = ANY(%s::uuid[])",
-        (list(snap.segments),),
-    ).fetchall()
-    by_ord = {int(r[0]): str(r[1]) for r in rows}
+def _in_order(conn: Conn, snap: Snapshot, docs: Documents, value: LiteralString) -> list[Any]:
+    """``value`` (of a document ``d`` and its text ``t``) of every document, in the
+    documents' id order (run files name documents; inspection costs count texts)."""
+    statement = sql.SQL(
+        "SELECT d.doc_ord, {} FROM riido.documents AS d "
+        "JOIN riido.texts AS t ON t.key = d.text_key WHERE d.segment_id = ANY(%s::uuid[])"
+    ).format(sql.SQL(value))
+    rows = conn.execute(statement, (list(snap.segments),)).fetchall()
+    by_ord = {int(r[0]): r[1] for r in rows}
     return [by_ord[int(o)] for o in docs.ords]
 
 
@@ -339,13 +349,16 @@ def _evaluate_batch(
         targets = set(docs.place(q.targets).tolist())
         ranks = {BM25: bm25.combiner.first_target(batch, i, targets)}
         ran: dict[str, Policy] = {}
+        inspected: dict[str, Inspected] = {}
         for policy in policies:
             began = time.perf_counter()
             runs, _ = resolve(policy, t, embedded=hints is not None)
             ran[policy.name] = runs
             ranks[policy.name] = runs.combiner.first_target(batch, i, targets)
             clock[policy.name] += time.perf_counter() - began
+            above = runs.combiner.run_order(batch, i, ranks[policy.name] - 1)
+            inspected[policy.name] = (int(ready.chars[above].sum()), int(ready.tokens[above].sum()))
         if writer is not None:
             for name, runs in ran.items():
                 writer.write(name, q.id, runs.combiner.run_order(batch, i, chosen.depth))
-        yield QuestionResult(q.id, q.repo, ranks, t.identifier_in_scope)
+        yield QuestionResult(q.id, q.repo, ranks, t.identifier_in_scope, inspected)

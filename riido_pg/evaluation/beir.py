@@ -28,7 +28,6 @@ i.e. ``cat corpus.jsonl queries.jsonl qrels/test.tsv | sha256sum``.
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -44,6 +43,7 @@ from riido_pg.documents import (
     text_problem,
 )
 from riido_pg.errors import InvalidCorpus, InvalidInput
+from riido_pg.jsontext import read_json
 
 __all__ = [
     "CORPUS_FILE",
@@ -65,6 +65,8 @@ QRELS_FILE = "qrels/test.tsv"
 #: The files of a BEIR directory, in digest order.
 FILES = (CORPUS_FILE, QUERIES_FILE, QRELS_FILE)
 QRELS_HEADER = "query-id\tcorpus-id\tscore"
+#: The largest qrel score (a target's score is stored as a PostgreSQL integer).
+MAX_SCORE = 2**31 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,13 +150,8 @@ def _lines(files: BeirBytes, name: str) -> Iterator[tuple[int, str]]:
 def _json_values(files: BeirBytes, name: str) -> Iterator[tuple[int, object]]:
     path = files.path(name)
     for lineno, line in _lines(files, name):
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InvalidCorpus(f"{path}: line {lineno}: malformed JSON: {exc.msg}") from exc
-        except RecursionError as exc:
-            raise InvalidCorpus(f"{path}: line {lineno}: JSON nested too deeply") from exc
-        yield lineno, obj
+        where = f"{path}: line {lineno}"
+        yield lineno, read_json(line, where, error=InvalidCorpus, one_line=True)
 
 
 def _json_lines(files: BeirBytes, name: str) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -271,6 +268,8 @@ def _read_qrels(
         score = _int(raw_score)
         if score is None:
             raise InvalidCorpus(f"{where}: score {describe(raw_score)} is not an integer")
+        if score > MAX_SCORE:
+            raise InvalidCorpus(f"{where}: score {score} is above {MAX_SCORE} (the largest kept)")
         if qid not in questions:
             raise InvalidCorpus(f"{where}: unknown question {describe(qid)} (not in queries.jsonl)")
         if doc_id not in documents:

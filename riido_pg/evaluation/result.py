@@ -8,12 +8,14 @@ baseline and per-repository figures are derived from those ranks.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from riido_pg.evaluation.inspection import INSPECTION_NAMES, Inspected, summarize
 from riido_pg.evaluation.metrics import MEASURE_NAMES, aggregate, records, rounded
+from riido_pg.evaluation.significance import LEVEL, RESAMPLES, SEED, Interval, paired_interval
 from riido_pg.ranking.policies import BM25, IDENTIFIER_BM25_BASELINE_FIRST, get_policy
 
 #: The non-learned control every challenger is judged against.
@@ -45,6 +47,9 @@ class QuestionResult:
     repo: str
     ranks: dict[str, int]
     identifier_in_scope: bool
+    #: Per evaluated policy: what a reader reads before the first target
+    #: (:mod:`~riido_pg.evaluation.inspection`).
+    inspected: dict[str, Inspected] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +86,10 @@ class Evaluation:
         """Mean of each measure, per policy (unrounded)."""
         chosen = self.results if results is None else results
         return {
-            p: aggregate(m for r in chosen for m in records(r.question_id, r.ranks[p]))
+            p: {
+                **aggregate(m for r in chosen for m in records(r.question_id, r.ranks[p])),
+                **summarize([r.inspected[p] for r in chosen if p in r.inspected]),
+            }
             for p in self.policies
         }
 
@@ -107,30 +115,50 @@ class Evaluation:
 
     def verdicts(self) -> dict[str, dict[str, Any]]:
         """Each challenger (the fused and learned policies) against the non-learned
-        control ``identifier_bm25_baseline_first``: it beats the control when its MRR
-        and Recall@10 are above the control's and its Recall@1 is not below bm25's."""
+        control ``identifier_bm25_baseline_first``, question by question
+        (:mod:`~riido_pg.evaluation.significance`): it beats the control when the
+        95 % paired bootstrap interval of its MRR difference lies above 0, that of
+        its Recall@10 difference does not lie below 0, and its Recall@1 is not below
+        bm25's; it is worse when the MRR interval lies below 0; otherwise there is no
+        significant difference."""
         if CONTROL not in self.policies:
             return {}
         means = self.metrics()
-        control, bm25 = means[CONTROL], means[BM25] if BM25 in means else None
+        bm25 = means[BM25] if BM25 in means else None
         base_r1 = bm25["recall@1"] if bm25 is not None else self.metrics_of(BM25)["recall@1"]
         out: dict[str, dict[str, Any]] = {}
         for p in self.policies:
             policy = get_policy(p)
             if not (policy.fused or policy.needs_model):
                 continue
-            m = means[p]
-            mrr = m["mrr"] - control["mrr"]
-            r10 = m["recall@10"] - control["recall@10"]
-            r1 = m["recall@1"] - base_r1
-            beats = mrr > 0 and r10 > 0 and r1 >= 0
+            mrr = self._paired(p, lambda rank: 1.0 / rank)
+            r10 = self._paired(p, lambda rank: 1.0 if rank <= 10 else 0.0)
+            r1 = means[p]["recall@1"] - base_r1
+            beats = mrr.above_zero and not r10.below_zero and r1 >= 0
+            word = "beats" if beats else "worse" if mrr.below_zero else "no significant difference"
             out[p] = {
                 "beats_control": beats,
-                "mrr_minus_control": rounded(mrr),
-                "recall@10_minus_control": rounded(r10),
+                "verdict": word,
+                "mrr_minus_control": rounded(mrr.mean),
+                "mrr_minus_control_interval": [rounded(mrr.low), rounded(mrr.high)],
+                "recall@10_minus_control": rounded(r10.mean),
+                "recall@10_minus_control_interval": [rounded(r10.low), rounded(r10.high)],
                 "recall@1_minus_bm25": rounded(r1),
+                "test": {
+                    "kind": "paired bootstrap over questions",
+                    "level": LEVEL,
+                    "resamples": RESAMPLES,
+                    "seed": SEED,
+                },
             }
         return out
+
+    def _paired(self, policy: str, of_rank: Callable[[int], float]) -> Interval:
+        """``policy`` minus the control, per question, under a measure of the rank."""
+        return paired_interval(
+            [of_rank(r.ranks[policy]) for r in self.results],
+            [of_rank(r.ranks[CONTROL]) for r in self.results],
+        )
 
     def metrics_of(self, policy: str) -> dict[str, float]:
         return aggregate(m for r in self.results for m in records(r.question_id, r.ranks[policy]))
@@ -147,7 +175,8 @@ class Evaluation:
         """The output object, figures rounded to 6 decimals."""
 
         def table(means: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
-            return {p: {m: rounded(v[m]) for m in MEASURE_NAMES} for p, v in means.items()}
+            names = (*MEASURE_NAMES, *INSPECTION_NAMES)
+            return {p: {m: rounded(v[m]) for m in names if m in v} for p, v in means.items()}
 
         return {
             "corpus": {

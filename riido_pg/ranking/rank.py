@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from riido_pg.documents import RankRequest, check_query
+from riido_pg.documents import MAX_LIMIT, RankRequest, check_query
 from riido_pg.errors import InvalidInput
 from riido_pg.ranking import bm25, lists
 from riido_pg.ranking.combiners import HINTS, IDENT, RAW, RankInput, Row
@@ -124,8 +124,8 @@ class RankOptions:
         check_query(query)
         chosen = get_policy(policy)
         check_hints(chosen, hints, model)
-        if limit is not None and limit < 1:
-            raise InvalidInput("limit must be at least 1")
+        if limit is not None and not 1 <= limit <= MAX_LIMIT:
+            raise InvalidInput(f"limit must be from 1 to {MAX_LIMIT}")
         weight = check_weight(chosen, fused_weight)
         if model is not None:
             from riido_pg.ranking.model_hints import model_named

@@ -3,7 +3,6 @@ hint lists (README "Command line")."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from riido_pg.documents import (
     validate_documents,
 )
 from riido_pg.errors import InvalidInput
+from riido_pg.jsontext import read_json
 
 __all__ = ["beir_documents", "json_documents", "jsonl_documents", "read_hints"]
 
@@ -46,11 +46,7 @@ def _lines(path: Path) -> Iterator[Document]:
                 raise InvalidInput(f"{where}: invalid UTF-8 (byte {exc.start})") from exc
             if not line.strip():
                 continue
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InvalidInput(f"{where}: malformed JSON: {exc.msg}") from exc
-            yield document_from_line(obj, where)
+            yield document_from_line(read_json(line, where, one_line=True), where)
 
 
 def jsonl_documents(path: Path) -> DocumentStream:

@@ -24,7 +24,6 @@ from riido_pg.storage.indexing import Skips, send_plan, store_plan
 from riido_pg.storage.segments import segment_statements
 from riido_pg.storage.snapshots import K1, B, Snapshot, find_plan, text_config_plan
 from riido_pg.storage.texts import key_of, text_keyer
-from riido_pg.storage.timeouts import load_timeout_ms
 
 if TYPE_CHECKING:
     from riido_pg.embedding import CheckedModel
@@ -36,10 +35,10 @@ _TEXTS_LOCK = (0x52494947, 0)  # riido_pg.storage.texts' lock, held shared by ev
 
 def scratch_plan(docs: DocumentSet, text_config: str) -> Plan[Snapshot]:
     """Write ``docs`` as a ready snapshot of one segment, in the caller's transaction
-    (which the caller rolls back). Writing is a load: the load timeout applies."""
+    (which the caller rolls back). Writing them is part of ranking them: the session's
+    query timeout (``RIIDO_PG_STATEMENT_TIMEOUT_MS``) bounds every statement, as it
+    bounds the ranking's, not a load's timeout."""
     cfg = yield from text_config_plan(text_config)
-    before = yield Query("SHOW statement_timeout")
-    yield Query("SELECT set_config('statement_timeout', %s, true)", (str(load_timeout_ms()),))
     yield Query("SELECT pg_advisory_xact_lock_shared(%s, %s)", _TEXTS_LOCK)
     snapshot_id = f"scratch/{uuid.uuid4()}"
     keyer = text_keyer(cfg)
@@ -82,8 +81,6 @@ def scratch_plan(docs: DocumentSet, text_config: str) -> Plan[Snapshot]:
         "WHERE g.segment_id = %s AND s.snapshot_id = %s",
         (segment, snapshot_id),
     )
-    # ranking it is a query again: the session's query timeout is back
-    yield Query("SELECT set_config('statement_timeout', %s, true)", (str(before.one()[0]),))
     snap = yield from find_plan(snapshot_id)
     assert snap is not None
     return snap

@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from riido_pg.errors import InvalidCorpus
+from riido_pg.jsontext import read_json
 
 __all__ = [
     "FORMAT",
@@ -222,9 +223,10 @@ def _manifest(directory: Path) -> tuple[dict[str, Any], Extraction, str]:
     where = str(directory / MANIFEST_FILE)
     raw = _read(directory, MANIFEST_FILE)
     try:
-        manifest = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise InvalidCorpus(f"{where}: not JSON: {exc}") from exc
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidCorpus(f"{where}: invalid UTF-8 (byte {exc.start})") from exc
+    manifest = read_json(text, where, error=InvalidCorpus)
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise InvalidCorpus(f"{where}: not a history corpus manifest")
     version = manifest.get("format_version")
@@ -266,10 +268,7 @@ def _lines(directory: Path, name: str, data: bytes) -> list[tuple[str, str]]:
 
 
 def _question(where: str, line: str, snapshots: dict[str, str]) -> HistoryQuestion:
-    try:
-        obj = json.loads(line)
-    except json.JSONDecodeError as exc:
-        raise InvalidCorpus(f"{where}: malformed JSON: {exc.msg}") from exc
+    obj = read_json(line, where, error=InvalidCorpus, one_line=True)
     meta = _get(obj, "metadata", dict, where)
     snapshot = _get(meta, "snapshot", str, where)
     if snapshot not in snapshots:
