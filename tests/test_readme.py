@@ -73,6 +73,8 @@ def test_readme_gives_two_commands_and_ci_runs_the_test_command() -> None:
     assert test_command in ci
     assert example in ci
     assert "unset RIIDO_PG_DSN" in ci
+    # the suite passes both ways: CI runs it on the embedded default too
+    assert "\nenv -u RIIDO_PG_TEST_DSN .venv/bin/pytest\n" in ci
 
 
 def test_every_python_fence_is_found() -> None:
