@@ -5,16 +5,19 @@ is missing."""
 from __future__ import annotations
 
 import os
+import shlex
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
+from psycopg.conninfo import make_conninfo
 from sqlalchemy import create_engine
 from sqlalchemy.pool import NullPool
-from support.cli import DEFAULT_TIMEOUT, run_cli, spawn
+from support.cli import DEFAULT_TIMEOUT, SCRATCH_HOME, run_cli, spawn
 from support.database import RIIDO_TABLES, Database, create_database, drop_database
 
 from riido_pg.db import SCHEMA_REVISION
@@ -78,18 +81,45 @@ def test_models_and_migrations_do_not_drift(db: Database) -> None:
     assert diff == []
 
 
-def test_cli_on_a_database_without_schema_names_db_upgrade(empty_db: Database, cli: Any) -> None:
+def test_cli_on_a_database_without_schema_names_db_upgrade(empty_db: Database) -> None:
+    """RIIDO_PG_DSN named the server: the hint says the upgrade goes where it points."""
     result = run_cli(["query", "s", "x"], dsn=empty_db.dsn)
     assert result.code == 1
     assert result.stderr == (
-        "error: the database has no riido schema; riido-pg needs "
-        f"{SCHEMA_REVISION}: run `riido-pg db upgrade`\n"
+        "error: the database has no riido schema: "
+        "run `riido-pg db upgrade` with RIIDO_PG_DSN set as now\n"
     )
     up = run_cli(["db", "upgrade"], dsn=empty_db.dsn)
     assert (up.code, up.stdout) == (0, f"schema at {SCHEMA_REVISION}\n")
     assert run_cli(["db", "current"], dsn=empty_db.dsn).stdout == f"{SCHEMA_REVISION}\n"
     down = run_cli(["db", "downgrade", "base"], dsn=empty_db.dsn)
     assert (down.code, down.stdout) == (0, "schema at base\n")
+
+
+def test_the_hint_after_dsn_names_the_same_dsn_and_runs(empty_db: Database, tmp_path: Path) -> None:
+    """``--dsn URL load ...`` on a database without the schema names ``db upgrade``
+    with the same ``--dsn`` (the bare command would migrate the embedded server), its
+    password masked; the command it names, run as printed, creates the schema there."""
+    source = tmp_path / "docs.jsonl"
+    source.write_text('{"id": "a", "text": "read config"}\n', encoding="utf-8")
+    home = {"RIIDO_PG_HOME": str(SCRATCH_HOME)}
+    secret = make_conninfo(empty_db.dsn, password="pw-Secret-9")  # trust ignores it
+    failed = run_cli(["--dsn", secret, "load", "s", str(source)], dsn=None, env=home)
+    masked = shlex.quote(secret.replace("pw-Secret-9", "***"))
+    assert (failed.code, failed.stdout) == (1, "")
+    assert failed.stderr == (
+        f"error: the database has no riido schema: run `riido-pg --dsn {masked} db upgrade`\n"
+    )
+    assert "Secret" not in failed.stderr
+    failed = run_cli(["load", "s", str(source), "--dsn", empty_db.dsn], dsn=None, env=home)
+    command = failed.stderr.split("`")[1]
+    assert command == f"riido-pg --dsn {shlex.quote(empty_db.dsn)} db upgrade"
+    up = run_cli(shlex.split(command)[1:], dsn=None, env=home)
+    assert (up.code, up.stdout) == (0, f"schema at {SCHEMA_REVISION}\n")
+    assert migrate.current(empty_db.dsn) == SCHEMA_REVISION
+    loaded = run_cli(["--dsn", secret, "load", "s", str(source)], dsn=None, env=home)
+    assert loaded.code == 0, loaded.stderr
+    migrate.downgrade(empty_db.dsn, "base")
 
 
 def test_unreachable_server_is_an_environment_error() -> None:
@@ -191,12 +221,12 @@ def test_a_schema_newer_than_this_riido_pg_is_named(empty_db: Database) -> None:
     with psycopg.connect(empty_db.dsn, autocommit=True) as conn:
         conn.execute("UPDATE riido.alembic_version SET version_num = '0099'")
     newer = (
-        "the database has schema revision 0099, which this riido-pg does not know "
-        f"(it needs {SCHEMA_REVISION}); use the riido-pg that migrated it"
+        "the database's riido schema is newer than this riido-pg knows; "
+        "use the riido-pg that migrated it"
     )
     assert run_cli(["snapshots", "list"], dsn=empty_db.dsn).stderr == f"error: {newer}\n"
     result = run_cli(["db", "downgrade", "base", "--yes"], dsn=empty_db.dsn)
-    assert result.code == 1
+    assert result.code == 1  # `db` names revisions: it is what the command is about
     assert result.stderr.startswith("error: the database has schema revision 0099, ")
 
 

@@ -1,12 +1,16 @@
 """The README and docs/ stay true: the README's fresh-machine commands are the ones CI
 runs, every page is linked and every relative link resolves inside the repository, and
-every fenced ``python`` block of README.md and docs/*.md runs as written.
+every fenced ``python`` block of README.md and docs/*.md runs as pasted.
 
-A page's Python blocks run in order in one namespace, on this module's test database:
-each ``"postgresql://…"`` literal (the example's DSN) is replaced by the test
-database's DSN, and ``RIIDO_PG_DSN`` names it too. A line ``expression  # value`` (or
+Each Python block runs alone, in a fresh interpreter (``python FILE``), as on a machine
+with no server: no ``RIIDO_PG_DSN`` (whatever ``RIIDO_PG_TEST_DSN`` says), so
+``riido_pg.db.connect()`` and ``Database.open()`` start the embedded default. The blocks
+of one run share one embedded home (one server start), emptied of snapshots before each
+block, so that no block leans on what another stored. A block meant for another server
+would read it from ``RIIDO_PG_DSN``, as ``riido_pg.db.connect()`` does: set there, it
+is the server every block of a page uses. A line ``expression  # value`` (or
 ``print(expression)  # value``) whose comment is a Python literal also checks that the
-expression equals it. The scale-out example runs its ``Router`` over a database with no
+expression equals it. The scale-out example runs its ``Router`` over a server with no
 shards, where every snapshot is the coordinator's (the tests in test_shards.py run the
 router against real shards).
 """
@@ -15,15 +19,20 @@ from __future__ import annotations
 
 import ast
 import io
+import os
 import re
+import shutil
+import subprocess
+import sys
+import tempfile
 import tokenize
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
 from support import REPO
-from support.database import Database
 
 import riido_pg
 
@@ -33,7 +42,6 @@ DOCS = sorted((REPO / "docs").glob("*.md"))
 PAGES = [README, *DOCS, REPO / "bench" / "README.md"]
 
 _FENCE = re.compile(r"^( *)```([^\n`]*)\n(.*?)^\1```[ \t]*$", re.S | re.M)
-_EXAMPLE_DSN = re.compile(r"""(["'])postgresql://[^"'\s]*\1""")
 _LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
 
@@ -65,6 +73,8 @@ def test_readme_gives_two_commands_and_ci_runs_the_test_command() -> None:
     assert test_command in ci
     assert example in ci
     assert "unset RIIDO_PG_DSN" in ci
+    # the suite passes both ways: CI runs it on the embedded default too
+    assert "\nenv -u RIIDO_PG_TEST_DSN .venv/bin/pytest\n" in ci
 
 
 def test_every_python_fence_is_found() -> None:
@@ -142,6 +152,30 @@ def test_pages_cite_no_issue_tracker() -> None:
         assert not re.search(r"\bissues?\s+#?\d+|/issues/\d+|\.\./shared", text, re.I), page
 
 
+#: Words a newcomer may not know, and what the README's paragraph of their first use
+#: must hold: the words that say what it is, and a link to where it is told in full.
+TERMS = {
+    "MRR": ("mean reciprocal rank", "](docs/evaluation.md#metrics)"),
+    "BEIR": ("information-retrieval benchmarks", "](docs/evaluation.md#evaluation-input)"),
+    "RRF": ("reciprocal rank fusion", "](docs/evaluation.md#rrfs-k)"),
+    "hot standbys": ("streaming replication", "](docs/scale-out.md#hot-standbys)"),
+    "CoSQA": ("real web queries", "](docs/evaluation.md#results)"),
+    "docproxy": ("docstrings", "](docs/evaluation.md#the-documentation-proxy-corpus)"),
+    "bm25s": ("BM25 library", ""),
+}
+
+
+@pytest.mark.parametrize("term", TERMS)
+def test_the_readme_says_what_a_term_is_where_it_first_uses_it(term: str) -> None:
+    text = README.read_text(encoding="utf-8")
+    for _, _, body in _fences(README):
+        text = text.replace(body, "")
+    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", text)]
+    first = next(p for p in paragraphs if re.search(rf"(?<![\w`]){re.escape(term)}(?!\w)", p))
+    for needed in TERMS[term]:
+        assert needed in first, f"{term}: {needed!r} is not where it is first used:\n{first}"
+
+
 class Checks:
     """The ``__checked`` of a namespace: asserts a value and records where it did."""
 
@@ -152,6 +186,18 @@ class Checks:
         assert value == expected, f"{where}: {value!r} != {expected!r}"
         self.done.add(where)
         return value
+
+
+#: What a block's interpreter runs first: the ``__checked`` of :func:`with_checks`, which
+#: reports each check that held on stderr (after :data:`_CHECKED`).
+_CHECKED = "checked-by-test-readme: "
+_PRELUDE = f"""\
+def __checked(value, expected, where):
+    assert value == expected, f"{{where}}: {{value!r}} != {{expected!r}}"
+    import sys
+    print({_CHECKED!r} + where, file=sys.stderr, flush=True)
+    return value
+"""
 
 
 def with_checks(source: str, where: str, first_line: int = 0) -> tuple[str, list[str]]:
@@ -202,25 +248,72 @@ def test_with_checks_checks_literal_comments_only() -> None:
         exec(with_checks("x = [1]\nx  # [2]\n", "t")[0], {"__checked": checks})
 
 
+BLOCKS = [(page, line, body) for page in [README, *DOCS] for line, body in python_blocks(page)]
+
+
+@pytest.fixture(scope="module")
+def embedded_home() -> Iterator[tuple[dict[str, str], str]]:
+    """The environment of a block's interpreter (no ``RIIDO_PG_*`` but a scratch
+    ``RIIDO_PG_HOME``, shared by this module's blocks) and its embedded server's DSN;
+    the server is stopped and the home removed afterwards."""
+    # not under pytest's tmp dir (conftest.py says why)
+    home = Path(tempfile.mkdtemp(prefix="riido-pg-docs-")) / "home"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RIIDO_PG_")}
+    env["RIIDO_PG_HOME"] = str(home)
+    started = _python(
+        "import riido_pg\nriido_pg.db.connect().close()\nprint(riido_pg.db.resolve_dsn(None)[0])",
+        env,
+    )
+    assert started.returncode == 0, started.stderr
+    try:
+        yield env, started.stdout.strip()
+    finally:
+        stopped = subprocess.run(
+            [sys.executable, "-m", "riido_pg", "db", "stop"], env=env, capture_output=True
+        )
+        shutil.rmtree(home.parent, ignore_errors=True)
+        assert stopped.returncode == 0, stopped.stderr
+
+
+def _python(source: str, env: dict[str, str], path: Path | None = None) -> Any:
+    """``python -c SOURCE`` (or ``python PATH`` holding it), in a fresh interpreter."""
+    if path is None:
+        args = [sys.executable, "-c", source]
+    else:
+        path.write_text(source, encoding="utf-8")
+        args = [sys.executable, str(path)]
+    return subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_every_block_is_run() -> None:
+    assert {page for page, _, _ in BLOCKS} == {
+        README,
+        REPO / "docs" / "specification.md",
+        REPO / "docs" / "scale-out.md",
+    }
+    assert len(BLOCKS) == sum(len(python_blocks(p)) for p in [README, *DOCS])
+
+
 @pytest.mark.parametrize(
-    "page", [p for p in [README, *DOCS] if python_blocks(p)], ids=lambda p: p.name
+    ("page", "line", "body"), BLOCKS, ids=[f"{p.name}:{line}" for p, line, _ in BLOCKS]
 )
-def test_python_blocks_run_as_written(
-    page: Path, db: Database, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+def test_python_block_runs_as_pasted(
+    page: Path,
+    line: int,
+    body: str,
+    embedded_home: tuple[dict[str, str], str],
+    tmp_path: Path,
 ) -> None:
-    monkeypatch.setenv("RIIDO_PG_DSN", db.dsn)
-    with psycopg.connect(db.dsn, autocommit=True) as conn:  # each page starts empty
+    env, dsn = embedded_home
+    with psycopg.connect(dsn, autocommit=True) as conn:  # as on a fresh machine
         for snap in riido_pg.list_snapshots(conn):
             riido_pg.drop_snapshot(conn, snap.snapshot_id)
-    checks = Checks()
-    namespace: dict[str, Any] = {"__name__": "__docs__", "__checked": checks}
-    places: list[str] = []
-    for line, body in python_blocks(page):
-        where = str(page.relative_to(REPO))
-        checked, more = with_checks(body, where, line)
-        places += more
-        # padded so that a traceback's line numbers are the page's
-        source = "\n" * line + _EXAMPLE_DSN.sub(lambda _: repr(db.dsn), checked)
-        exec(compile(source, where, "exec"), namespace)
-    assert capsys.readouterr().out, f"{page.name}: the examples printed nothing"
-    assert checks.done == set(places), f"checks never reached: {set(places) - checks.done}"
+    where = str(page.relative_to(REPO))
+    checked, places = with_checks(body, where, line)
+    # padded so that a traceback's line numbers are the page's
+    source = _PRELUDE + "\n" * (line - _PRELUDE.count("\n")) + checked
+    ran = _python(source, env, tmp_path / f"{page.stem}_{line}.py")
+    assert ran.returncode == 0, f"{where}:{line}:\n{ran.stderr}"
+    done = {x.removeprefix(_CHECKED) for x in ran.stderr.splitlines() if x.startswith(_CHECKED)}
+    assert done == set(places), f"checks never reached: {set(places) - done}"
+    assert ran.stdout or places, f"{where}:{line}: the block shows nothing"

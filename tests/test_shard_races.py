@@ -14,10 +14,11 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from support.corpus import numbered_jsonl
-from support.database import Database, create_database, drop_database
+from support.database import Database, another_name, create_database, drop_database
 from support.sessions import WAIT, table_locked
 from support.shards import (
     Coordinator,
@@ -233,14 +234,18 @@ def test_two_names_for_one_database_are_refused(coord: Coordinator) -> None:
     dsn = coord.shards["s1"].dsn
     aliases = [
         dsn,
-        make_conninfo(dsn, host="localhost"),
+        another_name(dsn),
         make_conninfo(dsn, application_name="other"),
     ]
-    for alias in aliases:
+    where = "SELECT system_identifier, current_database() FROM pg_control_system()"
+    server = scalar(coord.db, "SELECT system_identifier FROM pg_control_system()")
+    for alias in aliases:  # each reaches the server under test, whatever else listens
+        with psycopg.connect(alias) as other:
+            assert other.execute(where).fetchone() == (server, coord.shards["s1"].name)
         added = coord.cli("shards", "add", "s9", alias)
         assert added.code == 2 and added.stdout == "", (alias, added.stdout)
         assert "is the database of shard 's1'" in added.stderr
-    own = coord.cli("shards", "add", "s9", make_conninfo(coord.db.dsn, host="localhost"))
+    own = coord.cli("shards", "add", "s9", another_name(coord.db.dsn))
     assert own.code == 2 and "the coordinator's own database" in own.stderr
     assert "s9" not in {r[0] for r in _shard_rows(coord.db)}
     assert conninfo_to_dict(dsn)["dbname"] == coord.shards["s1"].name

@@ -86,10 +86,12 @@ def connect(dsn: str | None = None, *, migrate: bool = True) -> Conn:
     if migrate:
         try:
             check_schema(conn)
-        except SchemaMissing:
+        except SchemaMissing as exc:
             if not embedded:
                 conn.close()
-                raise
+                if exc.hint is None:  # newer than this riido-pg: no upgrade helps
+                    raise
+                raise SchemaMissing(exc.message, upgrade_hint(dsn)) from None
             from riido_pg.server import migrate as migrations
 
             migrations.upgrade(url)
@@ -110,15 +112,32 @@ def check_schema(conn: Conn) -> None:
 
         if found is not None and found not in revisions():
             raise SchemaMissing(
-                f"the database has schema revision {found}, which this riido-pg does not know "
-                f"(it needs {SCHEMA_REVISION}); use the riido-pg that migrated it"
+                "the database's riido schema is newer than this riido-pg knows; "
+                "use the riido-pg that migrated it"
             )
-        state = "has no riido schema" if found is None else f"has schema revision {found}"
+        state = "has no riido schema" if found is None else "has an older riido schema"
         raise SchemaMissing(
-            f"the database {state}; riido-pg needs {SCHEMA_REVISION}",
+            f"the database {state}",
             Hint(
                 "run `riido-pg db upgrade`",
                 "create it with `riido-pg --dsn URL db upgrade`",
                 sep=": ",
             ),
         )
+
+
+def upgrade_hint(dsn: str | None) -> Hint:
+    """What to run when the server named by ``dsn`` (else by ``RIIDO_PG_DSN``) lacks the
+    current schema: ``db upgrade`` with the same ``--dsn`` (its password masked), or
+    saying that it upgrades the server ``RIIDO_PG_DSN`` names; never the embedded one's
+    bare ``riido-pg db upgrade``, which would migrate another server."""
+    from riido_pg.quoting import shell_command
+
+    if dsn:
+        command = shell_command("riido-pg", "--dsn", redact_dsn(dsn, dsn), "db", "upgrade")
+        return Hint(f"run `{command}`", f"create it with `{command}`", sep=": ")
+    return Hint(
+        f"run `riido-pg db upgrade` with {config.DSN.name} set as now",
+        f"create it with `riido-pg db upgrade` with {config.DSN.name} set as now",
+        sep=": ",
+    )

@@ -157,11 +157,14 @@ def _add_shard(conn: Conn, name: str, dsn: str, password: str | None) -> None:
 
             migrate.upgrade(dsn)
         elif found != SCHEMA_REVISION:
+            from riido_pg.server import migrate
+
+            age = "an older" if found in migrate.revisions() else "a newer"
             raise SchemaMissing(
-                f"shard {name!r} has schema revision {found}, the coordinator {SCHEMA_REVISION}",
+                f"shard {name!r} has {age} riido schema than the coordinator",
                 Hint(
-                    f"bring it to {SCHEMA_REVISION} first (`riido-pg --dsn SHARD_DSN db upgrade`)",
-                    f"bring it to {SCHEMA_REVISION} first "
+                    "bring it to the coordinator's first (`riido-pg --dsn SHARD_DSN db upgrade`)",
+                    "bring it to the coordinator's first "
                     "(`riido-pg --dsn SHARD_DSN db upgrade`, or alembic)",
                     sep=": ",
                 ),

@@ -9,13 +9,15 @@ running the migrations again.
 
 from __future__ import annotations
 
+import ipaddress
+import socket
 import uuid
 from dataclasses import dataclass
 from typing import Any
 
 import psycopg
 from psycopg import sql
-from psycopg.conninfo import make_conninfo
+from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from riido_pg.server import migrate
 from riido_pg.server.schema import SCHEMA, metadata
@@ -23,6 +25,7 @@ from riido_pg.server.schema import SCHEMA, metadata
 __all__ = [
     "RIIDO_TABLES",
     "Database",
+    "another_name",
     "create_database",
     "create_template",
     "drop_database",
@@ -104,3 +107,23 @@ def drop_database(server_dsn: str, name: str) -> None:
             (name,),
         )
         conn.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(name)))
+
+
+def another_name(dsn: str) -> str:
+    """``dsn`` written another way that reaches the same server and database: a socket
+    directory with ``/.`` appended, a host name as its address, an address under
+    another host name (``hostaddr`` keeps the address). Built from ``dsn`` alone, never
+    from a fixed host or port, which could reach another server of the machine (one on
+    port 5432 beside the embedded server)."""
+    params = conninfo_to_dict(dsn)
+    host = str(params.get("host") or "")
+    assert host and "," not in host, f"a DSN with one host is needed, not {host!r}"
+    if host.startswith("/"):
+        return make_conninfo(dsn, host=host.rstrip("/") + "/.")
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        found = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
+        found.sort(key=lambda info: info[0] != socket.AF_INET)  # 127.0.0.1 before ::1
+        return make_conninfo(dsn, host=str(found[0][4][0]))
+    return make_conninfo(dsn, host="another-name.invalid", hostaddr=host)
