@@ -11,7 +11,8 @@ BEIR corpora (step 1); the test prior on the corpora built with tests (step 2).
 Step 1 evaluates every (w_ident, w_name) of the grid with no test prior (1) and
 keeps the pair with the highest MRR averaged over the structure corpora (ties: the
 smaller weights). Step 2 keeps those weights and evaluates each test prior on the
-corpora with tests; it keeps the prior with the highest mean MRR there. Every
+corpora with tests; it keeps the largest prior within 0.001 of the highest mean MRR
+there (history targets are never tests, so these corpora always reward a smaller one). Every
 variant is a registered policy evaluated in the same run as ``bm25`` and the control
 ``identifier_bm25_baseline_first``, with the shipped ``Database.evaluate``.
 
@@ -38,8 +39,8 @@ from riido_pg.ranking.policies import (
     STRUCTURE_BM25,
 )
 
-W_IDENT = (1.0, 2.0, 4.0)
-W_NAME = (0.0, 1.0, 2.0, 4.0, 8.0)
+W_IDENT = (1.0, 2.0, 3.0, 4.0, 6.0)
+W_NAME = (0.0, 1.0, 1.5, 2.0, 3.0, 4.0, 8.0)
 PRIORS = (1.0, 0.5, 0.3, 0.2, 0.1, 0.05)
 MEASURES = ("recall@1", "recall@10", "mrr")
 SHIPPED = (BM25, IDENTIFIER_BM25_BASELINE_FIRST, IDENTIFIER_BM25_FUSED, IDENTIFIER_BM25_RRF)
@@ -85,6 +86,7 @@ def main() -> None:
     with bench_database(args.dsn, "structure", keep=args.keep) as dsn:
         for c in structure:
             results[c] = evaluate(dsn, corpora[c], grid)
+            print(c, {g: round(results[c][g]["mrr"], 4) for g in grid}, flush=True)
         mean = {g: sum(results[c][g]["mrr"] for c in structure) / len(structure) for g in grid}
         best = max(grid, key=lambda g: (mean[g], -grid.index(g)))
         combiner = Structure(1, 1, 1)
@@ -97,10 +99,15 @@ def main() -> None:
         priors = [variant(combiner.w_ident, combiner.w_name, q) for q in PRIORS]
         for c in with_tests:
             results[c] = evaluate(dsn, corpora[c], priors)
+            print(c, {q: round(results[c][q]["mrr"], 4) for q in priors}, flush=True)
     prior_mean = {
         q: sum(results[c][q]["mrr"] for c in with_tests) / max(1, len(with_tests)) for q in priors
     }
-    best_prior = max(priors, key=lambda q: (prior_mean[q], -priors.index(q)))
+    # History targets are never test code, so these corpora always reward a smaller
+    # prior; the largest prior within 0.001 of the best mean MRR is kept (a test that
+    # matches much better than the code may still lead).
+    top = max(prior_mean.values(), default=0.0)
+    best_prior = next((q for q in priors if prior_mean[q] >= top - 0.001), priors[0])
     print("step 1, mean MRR over " + ", ".join(structure) + ":")
     for g in sorted(grid, key=lambda g: -mean[g]):
         print(f"  {g}: {mean[g]:.4f}")
