@@ -3,7 +3,9 @@
 -- doc_ord, units): the fragment every ranking and the evaluation compose
 -- (riido_pg.ranking.bm25). Placeholders filled there: {terms}, {entries}, {scored}
 -- (CTE names), {lexemes}, {length} (parameters of this column: the query's distinct
--- lexemes, the snapshot's summed document length), {col} ('raw' | 'ident'), {kept}
+-- lexemes, the snapshot's summed document length), {col} ('raw' | 'ident' | 'name'),
+-- {b} (the length normalisation: %(b)s for the body's columns, 0 for the name
+-- field, whose length is then never read), {kept}
 -- (how many documents of a postings row the snapshot holds) and {keep} (a WHERE clause on u.doc_ord: the
 -- documents the snapshot removed from its path left out, and, for scores.sql, only
 -- the documents asked for; empty when neither applies).
@@ -35,8 +37,8 @@
 ),
 {entries} AS (
     SELECT t.lexeme, u.doc_ord,
-           (t.idf * u.tf / (u.tf + %(k1)s::float8 * (1 - %(b)s::float8
-            + %(b)s::float8 * u.dl / t.avgdl)) * 1099511627776::float8)::int8 AS units
+           (t.idf * u.tf / (u.tf + %(k1)s::float8 * (1 - {b}
+            + {b} * u.dl / t.avgdl)) * 1099511627776::float8)::int8 AS units
     FROM {terms} AS t
     CROSS JOIN LATERAL unnest(t.doc_ords, t.tfs, t.dls) AS u(doc_ord, tf, dl)
     {keep}

@@ -69,7 +69,11 @@ def test_two_repositories_one_result_then_reused_byte_for_byte(
     data = json.loads((tmp_path / "1.json").read_text())
     assert set(data["per_repo"]) == {"two-py", "two-go"}
     assert data["corpus"]["questions"] == 8 and data["corpus"]["snapshots"] == 8
-    assert set(data["verdicts"]) == {"identifier_bm25_fused", "identifier_bm25_rrf"}
+    assert set(data["verdicts"]) == {
+        "identifier_bm25_fused",
+        "identifier_bm25_rrf",
+        "structure_bm25",
+    }
     printed = cli([*args, "--output", "-"])
     assert json.loads(printed.stdout) == data
     table = cli(args)

@@ -46,6 +46,7 @@ def test_every_policy_ranks_every_document_once(cli: Any, policy: str) -> None:
     assert sorted(c["id"] for c in body["candidates"]) == sorted(d.id for d in DOCS)
     assert [c["rank"] for c in body["candidates"]] == list(range(1, len(DOCS) + 1))
     keys = {"id", "rank", "bm25_score", "identifier_bm25_score", "fused_score", "rrf_score"}
+    keys |= {"structure_score", "name_bm25_score"}
     assert all(set(c) <= keys for c in body["candidates"])
 
 
@@ -116,8 +117,8 @@ def test_table_format(cli: Any) -> None:
             ["query", "q", "x", "--policy", "bm26"],
             "error: unknown policy 'bm26'; choose one of bm25, identifier_bm25, "
             "identifier_bm25_baseline_first, identifier_bm25_auxiliary_first, "
-            "identifier_bm25_fused, identifier_bm25_rrf, external_hints_baseline_first, "
-            "model_hints_baseline_first\n",
+            "identifier_bm25_fused, identifier_bm25_rrf, structure_bm25, "
+            "external_hints_baseline_first, model_hints_baseline_first\n",
         ),
         (
             ["query", "q", "x", "--policy", "bm25_identifier_input_out_of_scope"],

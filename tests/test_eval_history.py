@@ -85,7 +85,11 @@ def test_metrics_are_the_ranks_of_each_question_in_its_snapshot(
             "worsened": sum(a > b for a, b in pairs),
             "unchanged": sum(a == b for a, b in pairs),
         }
-    assert set(data["verdicts"]) == {"identifier_bm25_fused", "identifier_bm25_rrf"}
+    assert set(data["verdicts"]) == {
+        "identifier_bm25_fused",
+        "identifier_bm25_rrf",
+        "structure_bm25",
+    }
     assert data["corpus"]["kind"] == "history"
     assert data["corpus"]["questions"] == len(snapshots) == data["corpus"]["snapshots"]
     assert [c["repository"] for c in data["corpus"]["corpora"]] == ["mx-py", "mx-go"]

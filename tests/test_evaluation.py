@@ -37,7 +37,7 @@ from riido_pg.ranking import (
 )
 from riido_pg.ranking.bm25 import SCALE
 from riido_pg.ranking.interleave import auxiliary_first, baseline_first
-from riido_pg.ranking.policies import FUSED_WEIGHT, RRF_K
+from riido_pg.ranking.policies import FUSED_WEIGHT, RRF_K, STRUCTURE_BM25
 from riido_pg.storage import drop_snapshot, get_snapshot, load_snapshot
 
 NEAR = 1e-12  # relative: float summation-order noise is ~1e-16
@@ -118,6 +118,9 @@ def sql_path_ranks(
                 IDENTIFIER_BM25_FUSED: canonical(fused),
                 IDENTIFIER_BM25_RRF: reciprocal_rank_order(
                     raw_order, ident_order, dict(raw), dict(ident), RRF_K
+                ),
+                STRUCTURE_BM25: canonical(
+                    [(c.id, c.score or 0.0) for c in lists[STRUCTURE_BM25].candidates]
                 ),
             }
         if raw_order != [c.id for c in lists[BM25].candidates] or ident_order != [
@@ -270,7 +273,7 @@ def test_output_shape_rounding_and_byte_identical_rerun(conn: Any, tmp_path: Pat
         "versus_baseline",
         "versus_control",
     ]
-    assert list(data["verdicts"]) == [IDENTIFIER_BM25_FUSED, IDENTIFIER_BM25_RRF]
+    assert list(data["verdicts"]) == [IDENTIFIER_BM25_FUSED, IDENTIFIER_BM25_RRF, STRUCTURE_BM25]
     major = int(conn.execute("SHOW server_version_num").fetchone()[0]) // 10000
     assert data["config"] == {
         "b": 0.75,

@@ -135,7 +135,7 @@ KNOWN = "base, " + ", ".join(migrate.revisions()) + f" and head (= {SCHEMA_REVIS
 
 
 @pytest.mark.parametrize(
-    ("command", "rev"), [("downgrade", "x'; drop"), ("upgrade", "0010"), ("downgrade", "head-1")]
+    ("command", "rev"), [("downgrade", "x'; drop"), ("upgrade", "0099"), ("downgrade", "head-1")]
 )
 def test_a_revision_that_does_not_exist_is_named_with_the_known_ones(
     db: Database, command: str, rev: str

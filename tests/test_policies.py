@@ -15,6 +15,7 @@ from support.database import Database
 from riido_pg import Document, load_snapshot, rank_snapshot
 from riido_pg.errors import ConflictingOptions
 from riido_pg.ranking import OUT_OF_SCOPE, evaluated_policies, policies
+from riido_pg.ranking.combiners import NAME
 from riido_pg.ranking.model_hints import model_named
 from riido_pg.ranking.policies import HINTS, IDENT, MODEL, RAW, select_policy
 from riido_pg.storage.embeddings import embed_snapshot
@@ -64,8 +65,8 @@ def test_the_registry_is_well_formed() -> None:
     flags = [p.flag for p in REGISTRY.values() if p.flag is not None]
     assert len(flags) == len(set(flags))
     for policy in REGISTRY.values():
-        assert 1 <= len(policy.lists) <= 2
-        assert set(policy.lists) <= {RAW, IDENT, HINTS, MODEL}
+        assert 1 <= len(policy.lists) <= 3
+        assert set(policy.lists) <= {RAW, IDENT, NAME, HINTS, MODEL}
         assert policy.evaluated == (HINTS not in policy.lists)
 
 

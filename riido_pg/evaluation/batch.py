@@ -38,7 +38,8 @@ from riido_pg.evaluation.scoring import (
     column_weights,
     documents,
 )
-from riido_pg.ranking.combiners import COLUMNS, Fused
+from riido_pg.ranking import bm25 as bm25_sql
+from riido_pg.ranking.combiners import COLUMNS, NAME, Fused
 from riido_pg.ranking.policies import (
     BM25,
     Policy,
@@ -54,6 +55,8 @@ from riido_pg.server.errors import read_transaction, translated
 from riido_pg.splitting import split_identifiers
 from riido_pg.storage.snapshots import Snapshot
 from riido_pg.storage.staging import Progress
+
+BoolArray = npt.NDArray[np.bool_]
 
 __all__ = [
     "BATCH_CELLS",
@@ -146,6 +149,8 @@ class Prepared:
     #: Every document's length in characters, and its estimated tokens, by place.
     chars: npt.NDArray[np.int64]
     tokens: npt.NDArray[np.int64]
+    #: Per document place: is it test code? (None unless a policy reads the fields.)
+    test_docs: BoolArray | None = None
 
 
 def prepare(
@@ -173,10 +178,22 @@ def prepare(
     if any(p.needs_model for p in chosen.policies):
         assert chosen.model is not None
         learned = prepare_learned(conn, snap, chosen.model, [q.text for q in questions], docs)
-    columns = {c: column_weights(conn, snap, c, [t.of(c) for t in terms], docs) for c in COLUMNS}
+    fields = any(NAME in p.lists for p in chosen.policies)
+    wanted = (*COLUMNS, NAME) if fields else COLUMNS
+    columns = {c: column_weights(conn, snap, c, [t.of(c) for t in terms], docs) for c in wanted}
     doc_ids = [str(i) for i in _in_order(conn, snap, docs, "d.doc_id")] if run_files else []
     chars = np.asarray(_in_order(conn, snap, docs, "char_length(t.body)"), dtype=np.int64)
-    return Prepared(questions, terms, docs, columns, learned, doc_ids, chars, tokens_of(chars))
+    tests = _test_docs(conn, snap, docs) if fields else None
+    return Prepared(
+        questions, terms, docs, columns, learned, doc_ids, chars, tokens_of(chars), tests
+    )
+
+
+def _test_docs(conn: Conn, snap: Snapshot, docs: Documents) -> BoolArray:
+    """Per document place: is it test code (the snapshot's kind postings)?"""
+    query = bm25_sql.test_ords(snap.target)
+    row = conn.execute(query.statement, query.params).fetchone()
+    return docs.mask(row[0] if row is not None else [])
 
 
 def rank_prepared(
@@ -338,6 +355,9 @@ def _evaluate_batch(
         c: (col.questions[start:stop] @ col.weights).tocsr() for c, col in ready.columns.items()
     }
     batch = Batch(scores, docs.count, target_rows, target_ords, chosen.weight)
+    if ready.test_docs is not None:
+        batch.test_docs = ready.test_docs
+        batch.about_tests = np.fromiter((t.about_tests for t in terms), dtype=bool)
     for policy in policies:
         began = time.perf_counter()
         policy.combiner.derive(batch)

@@ -65,6 +65,16 @@ class Documents:
     def place(self, ords: npt.ArrayLike) -> IntArray:
         return self._table[np.asarray(ords, dtype=np.int64)]
 
+    def mask(self, ords: npt.ArrayLike) -> BoolArray:
+        """Per place: is its document among ``ords`` (doc_ords the snapshot may not
+        hold, which are left out)?"""
+        o = np.asarray(ords, dtype=np.int64)
+        o = o[(o >= 0) & (o < len(self._table))]
+        places = self._table[o]
+        out = np.zeros(self.count, dtype=bool)
+        out[places[places >= 0]] = True
+        return out
+
 
 def documents(conn: Conn, snap: Snapshot) -> Documents:
     """The snapshot's documents in id order (a self-contained snapshot numbers them
@@ -220,6 +230,10 @@ class Batch:
     #: The fused weight the evaluation runs with (None: the policy's own).
     weight: float | None = None
     hints: list[list[int] | None] = field(default_factory=list)
+    #: Per document place: is it test code (kind ``test``)? Per question: is it about
+    #: tests? (None when no policy of the evaluation needs them.)
+    test_docs: BoolArray | None = None
+    about_tests: BoolArray | None = None
     derived: dict[str, sp.csr_matrix] = field(default_factory=dict)
     _firsts: dict[str, FirstTargets] = field(default_factory=dict)
 

@@ -24,7 +24,21 @@ from riido_pg.resources import sql_template
 from riido_pg.server.plans import Query
 from riido_pg.storage.snapshots import Target
 
-__all__ = ["SCALE", "eval_postings", "ranked", "score", "scores", "two_columns"]
+__all__ = [
+    "NAME",
+    "SCALE",
+    "eval_postings",
+    "ranked",
+    "score",
+    "scores",
+    "structure",
+    "test_ords",
+    "two_columns",
+]
+
+#: The name field's column (``riido.postings.col``): BM25 without length
+#: normalisation over the words of each document's name (:mod:`riido_pg.fields`).
+NAME = "name"
 
 #: A weight's unit: scores are sums of integer multiples of 2^-40.
 SCALE = float(1 << 40)
@@ -78,7 +92,9 @@ def _scored(target: Target, col: str, *, only: bool = False) -> sql.Composed:
         entries=sql.Identifier(f"entries_{col}"),
         scored=sql.Identifier(f"scored_{col}"),
         lexemes=lexemes,
-        length=sql.Placeholder(f"len_{col}"),
+        # the name field is not length-normalised (b = 0): its length is never read
+        length=sql.Placeholder("n" if col == NAME else f"len_{col}"),
+        b=sql.SQL("0::float8" if col == NAME else "%(b)s::float8"),
         col=sql.Literal(col),
         kept=_KEPT_SOME.format(gone=gone) if removed else _KEPT_ALL,
         keep=keep,
@@ -148,6 +164,48 @@ def two_columns(
     return Query(
         statement,
         target.params(lexemes_raw=list(raw), lexemes_ident=list(ident), limit=limit, **params),
+    )
+
+
+def structure(
+    target: Target,
+    raw: Sequence[str],
+    ident: Sequence[str],
+    limit: int | None,
+    **params: object,
+) -> Query:
+    """The structure ranking (``sql/rank_structure.sql``): both body columns and the
+    name field (the identifier lexemes), each ``sql/scored.sql``; ``params`` are its
+    weights. Rows (doc_ord, doc_id, score, raw units, identifier units, name units)."""
+    statement = sql.SQL(sql_template("rank_structure")).format(
+        doc_id=_DOC_ID,
+        removed=_removed(target),
+        scored_raw=_scored(target, "raw"),
+        scored_ident=_scored(target, "ident"),
+        scored_name=_scored(target, NAME),
+        zeros=_zeros(target, "matched", _ZERO_COUNT),
+    )
+    return Query(
+        statement,
+        target.params(
+            lexemes_raw=list(raw),
+            lexemes_ident=list(ident),
+            lexemes_name=list(ident),
+            limit=limit,
+            **params,
+        ),
+    )
+
+
+def test_ords(target: Target) -> Query:
+    """The doc_ords of the snapshot's path whose kind is ``test`` (the removed ones
+    included: callers only look up documents the snapshot holds)."""
+    return Query(
+        "SELECT coalesce(array_agg(u.doc_ord), '{}') FROM riido.postings AS p "
+        "CROSS JOIN LATERAL unnest(p.doc_ords) AS u(doc_ord) "
+        "WHERE p.segment_id = ANY(%(segments)s::uuid[]) AND p.col = 'kind' "
+        "AND p.lexeme = 'test'",
+        target.params(),
     )
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "HINTS",
     "IDENT",
     "MODEL",
+    "NAME",
     "RAW",
     "Combiner",
     "Fused",
@@ -38,10 +39,12 @@ __all__ = [
     "ReciprocalRank",
     "Row",
     "Single",
+    "Structure",
 ]
 
 RAW = "raw"
 IDENT = "ident"
+NAME = bm25.NAME
 HINTS = "hints"
 MODEL = "model"
 COLUMNS = (RAW, IDENT)
@@ -71,6 +74,7 @@ class Row:
     raw: int | None = None
     ident: int | None = None
     score: float | None = None
+    name: int | None = None
 
 
 class Combiner(ABC):
@@ -232,6 +236,69 @@ class ReciprocalRank(Combiner):
     def derive(self, batch: Batch) -> None:
         raw, ident = (batch.reciprocal_ranks(c, self.k) for c in COLUMNS)
         batch.derive(self._key, (raw + ident).tocsr())
+
+    def first_target(self, batch: Batch, i: int, targets: set[int]) -> int:
+        return batch.rank_of_first(self._key, i)
+
+    def run_order(self, batch: Batch, i: int, depth: int) -> list[int]:
+        return batch.order(self._key, i, depth)
+
+
+class Structure(Combiner):
+    """One ranking by ``(bm25 + w_ident * identifier_bm25 + w_name * name_bm25) *
+    prior`` (``sql/rank_structure.sql``): the name field is BM25 with b = 0 of the
+    identifier-split query against each document's name (:mod:`riido_pg.fields`), and
+    the prior is ``test_prior`` for a test document unless the question is about tests
+    (1 otherwise). A document whose score is 0 ranks with the unmatched ones."""
+
+    lists = (RAW, IDENT, NAME)
+    score_name = "structure_score"
+
+    def __init__(self, w_ident: float, w_name: float, test_prior: float) -> None:
+        if not 0 < test_prior <= 1:
+            raise ValueError("the test prior must be in (0, 1]")
+        self.w_ident = w_ident
+        self.w_name = w_name
+        self.test_prior = test_prior
+
+    def describe(self) -> dict[str, Any]:
+        return {"w_ident": self.w_ident, "w_name": self.w_name, "test_prior": self.test_prior}
+
+    def prior(self, terms: QueryTerms) -> float:
+        """The factor of a test document's score for these query terms."""
+        return 1.0 if terms.about_tests else self.test_prior
+
+    def rank(self, given: RankInput) -> Plan[list[Row]]:
+        t = given.terms
+        result = yield bm25.structure(
+            given.target,
+            t.raw,
+            t.ident,
+            given.limit,
+            w_ident=self.w_ident,
+            w_name=self.w_name,
+            test_prior=self.prior(t),
+        )
+        return [
+            Row(int(o), str(i), int(r), int(d), float(s), int(n))
+            for o, i, s, r, d, n in result.rows
+        ]
+
+    @property
+    def _key(self) -> str:
+        return f"{self.score_name} {self.w_ident!r} {self.w_name!r} {self.test_prior!r}"
+
+    def derive(self, batch: Batch) -> None:
+        import numpy as np
+
+        raw, ident, name = (batch.scores[c] / bm25.SCALE for c in self.lists)
+        summed = (raw + self.w_ident * ident + self.w_name * name).tocsr()
+        if batch.test_docs is not None and batch.about_tests is not None:
+            rows = np.repeat(np.arange(summed.shape[0]), np.diff(summed.indptr))
+            demote = batch.test_docs[summed.indices] & ~batch.about_tests[rows]
+            summed.data = np.where(demote, summed.data * self.test_prior, summed.data)
+        summed.eliminate_zeros()  # a zero score ranks with the unmatched documents
+        batch.derive(self._key, summed)
 
     def first_target(self, batch: Batch, i: int, targets: set[int]) -> int:
         return batch.rank_of_first(self._key, i)

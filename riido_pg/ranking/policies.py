@@ -21,12 +21,14 @@ from riido_pg.ranking.combiners import (
     HINTS,
     IDENT,
     MODEL,
+    NAME,
     RAW,
     Combiner,
     Fused,
     Interleave,
     ReciprocalRank,
     Single,
+    Structure,
 )
 from riido_pg.ranking.terms import QueryTerms
 
@@ -48,6 +50,10 @@ __all__ = [
     "OUT_OF_SCOPE",
     "RAW",
     "RRF_K",
+    "STRUCTURE_BM25",
+    "STRUCTURE_TEST_PRIOR",
+    "STRUCTURE_W_IDENT",
+    "STRUCTURE_W_NAME",
     "Policy",
     "check_hints",
     "check_weight",
@@ -67,6 +73,7 @@ EXTERNAL_HINTS_BASELINE_FIRST = "external_hints_baseline_first"
 IDENTIFIER_BM25_FUSED = "identifier_bm25_fused"
 IDENTIFIER_BM25_RRF = "identifier_bm25_rrf"
 MODEL_HINTS_BASELINE_FIRST = "model_hints_baseline_first"
+STRUCTURE_BM25 = "structure_bm25"
 #: w of identifier_bm25_fused: a constant chosen on the development corpora (cosqa-dev
 #: and docproxy, README "Choosing the fused weight"), not learned per snapshot.
 FUSED_WEIGHT = 4.0
@@ -74,6 +81,14 @@ FUSED_WEIGHT = 4.0
 #: docproxy; docs/evaluation.md "Choosing the fused weight" has the sweep): MRR is flat
 #: for k from 0 to 2 and falls beyond, so not the customary 60.
 RRF_K = 1.0
+#: structure_bm25's constants, chosen on the development corpora only (cosqa-dev,
+#: docproxy and the history corpora of docs/evaluation.md "Ranking with structure";
+#: bench/structure.py has the sweep): the identifier column's weight, the name
+#: field's weight, and the factor of a test document's score when the question is
+#: not about tests.
+STRUCTURE_W_IDENT = 4.0
+STRUCTURE_W_NAME = 4.0
+STRUCTURE_TEST_PRIOR = 0.3
 #: A result label, not a policy: identifier hints were asked for, but the query is
 #: outside the identifier limits or has no searchable words; ``bm25`` was ranked.
 OUT_OF_SCOPE = "bm25_identifier_input_out_of_scope"
@@ -140,9 +155,16 @@ def register_policy(policy: Policy) -> Policy:
     with _LOCK:
         if policy.name in _REGISTRY or policy.name in LABELS:
             raise ValueError(f"policy {policy.name!r} is declared twice")
-        if not 1 <= len(policy.lists) <= 2 or not set(policy.lists) <= {RAW, IDENT, HINTS, MODEL}:
+        if not 1 <= len(policy.lists) <= 3 or not set(policy.lists) <= {
+            RAW,
+            IDENT,
+            NAME,
+            HINTS,
+            MODEL,
+        }:
             raise ValueError(
-                f"policy {policy.name!r}: lists must be one or two of raw, ident, hints, model"
+                f"policy {policy.name!r}: lists must be one to three of raw, ident, name, "
+                "hints, model"
             )
         _REGISTRY[policy.name] = policy
     return policy
@@ -184,6 +206,14 @@ register_policy(
         IDENTIFIER_BM25_RRF,
         ReciprocalRank(RRF_K),
         f"reciprocal rank fusion of bm25 and identifier_bm25 (k = {RRF_K:g})",
+    )
+)
+register_policy(
+    Policy(
+        STRUCTURE_BM25,
+        Structure(STRUCTURE_W_IDENT, STRUCTURE_W_NAME, STRUCTURE_TEST_PRIOR),
+        f"bm25 + {STRUCTURE_W_IDENT:g} * identifier_bm25 + {STRUCTURE_W_NAME:g} * name_bm25, "
+        f"test code x {STRUCTURE_TEST_PRIOR:g} unless the question is about tests",
     )
 )
 register_policy(

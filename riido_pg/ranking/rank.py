@@ -19,7 +19,7 @@ from typing import Any
 from riido_pg.documents import MAX_LIMIT, RankRequest, check_query
 from riido_pg.errors import InvalidInput
 from riido_pg.ranking import bm25, lists
-from riido_pg.ranking.combiners import HINTS, IDENT, RAW, RankInput, Row
+from riido_pg.ranking.combiners import HINTS, IDENT, NAME, RAW, RankInput, Row
 from riido_pg.ranking.policies import (
     BM25,
     Policy,
@@ -64,6 +64,8 @@ class Candidate:
     #: name in the JSON (``fused_score``, ``rrf_score``).
     score: float | None = None
     score_name: str | None = None
+    #: The name field's BM25 score, for a policy that reads it (``structure_bm25``).
+    name_bm25_score: float | None = None
 
     @property
     def fused_score(self) -> float | None:
@@ -75,6 +77,8 @@ class Candidate:
             out["identifier_bm25_score"] = self.identifier_bm25_score
         if self.score_name is not None:
             out[self.score_name] = self.score
+        if self.name_bm25_score is not None:
+            out["name_bm25_score"] = self.name_bm25_score
         return out
 
 
@@ -186,6 +190,7 @@ def _candidate(row: Row, rank: int, names: dict[int, str], policy: Policy) -> Ca
         bm25.score(row.ident or 0) if policy.identifier else None,
         row.score if name is not None else None,
         name,
+        bm25.score(row.name or 0) if NAME in policy.lists else None,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from riido_pg.fields import TEST_WORDS
 from riido_pg.resources import sql_text
 from riido_pg.server.connect import Conn
 from riido_pg.server.plans import Plan, Query, run
@@ -49,11 +50,18 @@ class QueryTerms:
         """Whether any word of the query survives the text search configuration."""
         return bool(self.raw or self.ident)
 
+    @property
+    def about_tests(self) -> bool:
+        """Whether the question asks about tests (a word of
+        :data:`riido_pg.fields.TEST_WORDS` in its identifier-split form)."""
+        return any(w in TEST_WORDS for w in self.ident_text.split())
+
     def of(self, column: str) -> list[str]:
-        """The lexemes of one column (``raw`` or ``ident``)."""
+        """The lexemes of one column (``raw``, ``ident``, or ``name``: the name field
+        is searched with the identifier-split query)."""
         if column == "raw":
             return self.raw
-        if column == "ident":
+        if column in ("ident", "name"):
             return self.ident
         raise ValueError(f"no column {column!r}")
 

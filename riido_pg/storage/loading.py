@@ -271,7 +271,7 @@ def _load_one(conn: Conn, req: Request) -> LoadResult:
                 unchanged = True
                 raise psycopg.Rollback(tx)  # nothing it stored is needed
             layout = plan_layout(conn, req, staged)
-            segment = write_segment(conn, layout, progress)
+            segment = write_segment(conn, layout, cfg, progress)
             publish_content(conn, snapshot_id, layout, segment, staged, cfg)
     except BaseException:
         if marked:
@@ -304,7 +304,7 @@ def _load_parallel(conn: Conn, req: Request, jobs: int) -> LoadResult:
                 _undo_load(conn, None, token)
                 return LoadResult(snapshot_id, staged.documents, "unchanged")
             layout = plan_layout(conn, req, staged)
-            segment = write_segment_parallel(conn, conns[:2], layout, token, progress)
+            segment = write_segment_parallel(conn, conns[:2], layout, token, cfg, progress)
             with conn.transaction(), load_timeout(conn):
                 publish_content(conn, snapshot_id, layout, segment, staged, cfg)
                 conn.execute("DELETE FROM riido.text_pending WHERE token = %s", (token,))

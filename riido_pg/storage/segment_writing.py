@@ -55,16 +55,21 @@ def unstage(conn: Conn, load: uuid.UUID) -> None:
     conn.execute("DELETE FROM riido.load_stage WHERE load = %s", (load,))
 
 
-def write_segment(conn: Conn, layout: Layout, progress: Progress | None) -> uuid.UUID | None:
+def write_segment(
+    conn: Conn, layout: Layout, cfg: str, progress: Progress | None
+) -> uuid.UUID | None:
     """The new segment of ``layout`` on ``conn``, in the caller's transaction, one
     statement after the other (None when the layout adds nothing)."""
     if layout.base is not None and layout.added == 0:
         return None
     load, segment = uuid.uuid4(), uuid.uuid4()
     _number(conn, layout, load, _LOCAL_STAGE)
-    row, documents, *postings = _segment_statements(segment, load, layout.first_ord, _LOCAL_STAGE)
+    row, documents, *postings, fields = _segment_statements(
+        segment, load, layout.first_ord, _LOCAL_STAGE, cfg
+    )
     conn.execute(*row)
     conn.execute(*documents)
+    conn.execute(*fields)
     if progress:
         progress("index", 0, 2)
     _postings_work_mem(conn)
@@ -77,18 +82,26 @@ def write_segment(conn: Conn, layout: Layout, progress: Progress | None) -> uuid
 
 
 def write_segment_parallel(
-    conn: Conn, extra: list[Conn], layout: Layout, load: uuid.UUID, progress: Progress | None
+    conn: Conn,
+    extra: list[Conn],
+    layout: Layout,
+    load: uuid.UUID,
+    cfg: str,
+    progress: Progress | None,
 ) -> uuid.UUID | None:
     """The new segment of ``layout``: its row on ``conn``, then its documents on
     ``conn`` and one column's postings on each of two ``extra`` connections, all three
-    at once, from the shared stage of ``load``, each committed."""
+    at once, from the shared stage of ``load``, each committed; then its fields'
+    postings on ``conn`` (under text configuration ``cfg``)."""
     if layout.base is not None and layout.added == 0:
         return None
     if len(extra) < 2:
         raise ValueError("a parallel load writes its content on three connections")
     segment = uuid.uuid4()
     _number(conn, layout, load, _SHARED_STAGE)
-    row, *statements = _segment_statements(segment, load, layout.first_ord, _SHARED_STAGE)
+    row, *statements, fields = _segment_statements(
+        segment, load, layout.first_ord, _SHARED_STAGE, cfg
+    )
     with conn.transaction(), load_timeout(conn):
         conn.execute(*row)
     if progress:
@@ -129,4 +142,6 @@ def write_segment_parallel(
         raise
     if errors:
         raise errors[0]
+    with conn.transaction(), load_timeout(conn):
+        conn.execute(*fields)  # the fields' postings: small, from the ids alone
     return segment

@@ -162,10 +162,12 @@ def plan_layout(conn: Conn, req: Request, staged: Staged) -> Layout:
 
 
 def segment_statements(
-    segment: uuid.UUID, load: uuid.UUID, first_ord: int, stage: sql.Identifier
+    segment: uuid.UUID, load: uuid.UUID, first_ord: int, stage: sql.Identifier, cfg: str
 ) -> list[Statement]:
     """The statements writing a new segment's row, then (in any order, or at once) its
-    documents and its two columns' postings, from the numbered ``stage`` of ``load``."""
+    documents, its two body columns' postings and its fields' postings (name and
+    kind: ``sql/segment_fields.sql``, under text configuration ``cfg``), from the
+    numbered ``stage`` of ``load``."""
     base = {"segment": segment, "load": load, "first_ord": first_ord}
     row = (sql.SQL(sql_template("insert_segment")).format(stage=stage), base)
     documents = (sql.SQL(sql_template("insert_documents")).format(stage=stage), base)
@@ -178,7 +180,11 @@ def segment_statements(
         )
         for col, tsv, length in COLUMNS
     ]
-    return [row, documents, *postings]
+    fields = (
+        sql.SQL(sql_template("segment_fields")).format(stage=stage),
+        {**base, "text_config": cfg},
+    )
+    return [row, documents, *postings, fields]
 
 
 def number(conn: Conn, layout: Layout, load: uuid.UUID, stage: sql.Identifier) -> None:

@@ -1,0 +1,53 @@
+"""A document's fields beside its body: its *name* and its *kind*.
+
+Both are read from the document id, which a segment's documents row keeps with the
+text key, so they travel with the content (a snapshot on a base shares them with the
+segments it shares). A function extracted from a source tree has the id
+``PATH:QUALNAME:LINE``, so its name is its path and qualified name; any other id is
+read the same way (``c12`` names ``c 12``).
+
+These are the Python twins of the SQL functions ``riido.name_words`` and
+``riido.test_path`` (migration ``0010``), which every load applies in the database
+(``sql/segment_fields.sql``); the tests hold them equal.
+"""
+
+from __future__ import annotations
+
+import re
+
+from riido_pg.extract.paths import is_test_path
+
+__all__ = ["TEST_WORDS", "id_path", "is_test_id", "name_words"]
+
+_STEPS = (
+    (re.compile(r":[0-9]+\Z"), ""),
+    (re.compile(r"([a-z])([A-Z])"), r"\1 \2"),
+    (re.compile(r"([A-Z])([A-Z][a-z])"), r"\1 \2"),
+    (re.compile(r"([A-Za-z])([0-9])"), r"\1 \2"),
+    (re.compile(r"([0-9])([A-Za-z])"), r"\1 \2"),
+    (re.compile(r"[^A-Za-z0-9]+"), " "),
+)
+
+#: Query words that make a question about tests: the test rule leaves test documents
+#: where their score puts them (README "Implementation before tests").
+TEST_WORDS = frozenset({"test", "tests", "testing", "tested", "pytest", "unittest", "spec"})
+
+
+def name_words(doc_id: str) -> str:
+    """The name field's text: a trailing ``:LINE`` dropped, a space at every case
+    change (``getURLPath`` -> ``get URL Path``) and between letters and digits, every
+    other character (ASCII letters and digits aside) a separator, lowercased."""
+    out = doc_id
+    for pattern, repl in _STEPS:
+        out = pattern.sub(repl, out)
+    return out.strip(" ").lower()
+
+
+def id_path(doc_id: str) -> str:
+    """The path part of an id: everything before its first ``:``."""
+    return doc_id.split(":", 1)[0]
+
+
+def is_test_id(doc_id: str) -> bool:
+    """Whether a document is test code: its id's path part is a test path."""
+    return is_test_path(id_path(doc_id))

@@ -1,0 +1,32 @@
+-- segment_fields.sql: the name and kind postings of a new segment (migration 0011).
+--
+-- name: the lexemes of each document's name (riido.name_words of its id: a function's
+-- path and qualified name) under the load's text search configuration, with tf and dl
+-- as segment_postings.sql keeps them for the body's columns. kind: one row, lexeme
+-- 'test', listing the documents whose id's path part is a test path
+-- (riido.test_path). Both read the load's numbered {stage} like the body's postings,
+-- and depend on nothing but the document id: a segment serves every snapshot holding
+-- it.
+-- Parameters: %(segment)s, %(load)s, %(text_config)s.
+WITH named AS (
+    INSERT INTO riido.postings (segment_id, col, lexeme, doc_ords, tfs, dls)
+    SELECT %(segment)s::uuid, 'name', u.lexeme, array_agg(s.doc_ord),
+           array_agg(cardinality(u.positions)::smallint), array_agg(v.len)
+    FROM {stage} AS s
+    CROSS JOIN LATERAL (
+        SELECT x.tsv, (SELECT coalesce(sum(cardinality(y.positions)), 0)
+                       FROM unnest(x.tsv) AS y)::int AS len
+        FROM (SELECT to_tsvector(%(text_config)s::regconfig, riido.name_words(s.doc_id)) AS tsv
+              OFFSET 0) AS x  -- a fence: one to_tsvector per document
+    ) AS v
+    CROSS JOIN LATERAL unnest(v.tsv) AS u
+    WHERE s.load = %(load)s
+    GROUP BY u.lexeme
+    RETURNING 1
+)
+INSERT INTO riido.postings (segment_id, col, lexeme, doc_ords, tfs, dls)
+SELECT %(segment)s::uuid, 'kind', 'test', array_agg(s.doc_ord ORDER BY s.doc_ord),
+       array_agg(1::smallint), array_agg(1)
+FROM {stage} AS s
+WHERE s.load = %(load)s AND riido.test_path(split_part(s.doc_id, ':', 1))
+HAVING count(*) > 0

@@ -1,0 +1,283 @@
+"""structure_bm25: the body's two columns, the name field and the test prior, each
+recomputed here in Python (PostgreSQL supplies only its tokens, as in test_bm25);
+the fields' SQL functions equal their Python twins; fields travel with the content
+(a snapshot on a base ranks as its fresh copy); eval agrees with the SQL ranking."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from support.corpus import stdlib_functions
+from support.database import Database
+
+from riido_pg import load_snapshot, rank_snapshot
+from riido_pg.documents import Document
+from riido_pg.evaluation import evaluate, store_corpus
+from riido_pg.fields import is_test_id, name_words
+from riido_pg.ranking.policies import (
+    BM25,
+    OUT_OF_SCOPE,
+    STRUCTURE_BM25,
+    STRUCTURE_TEST_PRIOR,
+    STRUCTURE_W_IDENT,
+    STRUCTURE_W_NAME,
+    evaluated_policies,
+)
+from riido_pg.splitting import split_identifiers
+
+K1, B = 1.2, 0.75
+SCALE = float(1 << 40)
+QUERIES = [
+    "parse a quoted string",
+    "read config file sections",
+    "encode json object to string",
+    "test that the decoder raises on bad input",
+    "wrap text paragraphs to width",
+    "fnmatch translate",
+    "RawConfigParser readfp",
+    "the",
+]
+#: Test documents: each tests a function of the stdlib corpus, in words the
+#: implementation also uses.
+TESTS = [
+    Document(
+        "tests/test_fnmatch.py:test_translate:1",
+        "def test_translate():\n"
+        "    # translate a shell pattern to a regular expression\n"
+        "    assert fnmatch.translate('*.py') == r'(?s:.*\\.py)\\Z'  # regular expression",
+    ),
+    Document(
+        "tests/test_textwrap.py:TestWrap.test_wrap:5",
+        "def test_wrap(self):\n    # wrap text paragraphs to width, wrap text width\n"
+        "    self.assertEqual(textwrap.wrap('text paragraphs', width=5), ['text'])",
+    ),
+    Document("shlex_test.go:TestSplit:3", "func TestSplit(t *testing.T) { split(shlex) }"),
+]
+
+
+def _counts(conn: psycopg.Connection[Any], text: str) -> dict[str, int]:
+    rows = conn.execute(
+        "SELECT lexeme, cardinality(positions) FROM unnest(to_tsvector('english', %s))", (text,)
+    ).fetchall()
+    return {str(lex): int(n) for lex, n in rows}
+
+
+def _units(docs: dict[str, dict[str, int]], query: set[str], b: float) -> dict[str, int]:
+    """BM25 (README "Ranking") of every document, as the integer units of 2^-40 the
+    SQL sums (each term's weight rounded to the nearest unit)."""
+    n = len(docs)
+    dl = {d: sum(t.values()) for d, t in docs.items()}
+    avgdl = sum(dl.values()) / n if b else 1.0
+    df: dict[str, int] = {}
+    for terms in docs.values():
+        for lex in terms:
+            df[lex] = df.get(lex, 0) + 1
+    out = {}
+    for d, terms in docs.items():
+        units = 0
+        for lex in query:
+            tf = terms.get(lex, 0)
+            if tf:
+                idf = math.log(1 + (n - df[lex] + 0.5) / (df[lex] + 0.5))
+                w = idf * tf / (tf + K1 * (1 - b + b * dl[d] / avgdl))
+                units += round(w * SCALE)
+        out[d] = units
+    return out
+
+
+@pytest.fixture(scope="module")
+def corpus(db: Database) -> list[Document]:
+    docs = [*stdlib_functions(250), *TESTS]
+    with db.connect() as conn:
+        load_snapshot(conn, "st", docs)
+    return docs
+
+
+def _expected(
+    conn: psycopg.Connection[Any], docs: list[Document], query: str
+) -> list[tuple[str, float, float, float, float]]:
+    raw_q, ident_q = (set(_counts(conn, q)) for q in (query, split_identifiers(query)))
+    raw = _units({d.id: _counts(conn, d.text) for d in docs}, raw_q, B)
+    ident = _units({d.id: _counts(conn, split_identifiers(d.text)) for d in docs}, ident_q, B)
+    name = _units({d.id: _counts(conn, name_words(d.id)) for d in docs}, ident_q, 0.0)
+    about = any(w in {"test", "tests", "testing"} for w in split_identifiers(query).split())
+    rows = []
+    for d in docs:
+        r, i, n = (x[d.id] / SCALE for x in (raw, ident, name))
+        score = r + STRUCTURE_W_IDENT * i + STRUCTURE_W_NAME * n
+        score *= STRUCTURE_TEST_PRIOR if is_test_id(d.id) and not about else 1.0
+        rows.append((d.id, score, r, i, n))
+    matched = sorted((x for x in rows if x[1] > 0), key=lambda x: (-x[1], x[0].encode()))
+    zero = sorted((x for x in rows if x[1] <= 0), key=lambda x: x[0].encode())
+    return matched + [(i, 0.0, r, d, n) for i, _, r, d, n in zero]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_each_field_and_the_score_match_the_python_reference(
+    conn: psycopg.Connection[Any], corpus: list[Document], query: str
+) -> None:
+    got = rank_snapshot(conn, "st", query, policy=STRUCTURE_BM25)
+    if query == "the":  # no identifier lexeme: the bm25 fallback, as every identifier policy
+        assert got.policy == OUT_OF_SCOPE
+        assert got.candidates == rank_snapshot(conn, "st", query).candidates
+        return
+    assert got.policy == STRUCTURE_BM25
+    rows = [
+        (c.id, c.score, c.bm25_score, c.identifier_bm25_score, c.name_bm25_score)
+        for c in got.candidates
+    ]
+    want = _expected(conn, corpus, query)
+    assert [r[0] for r in rows] == [w[0] for w in want]
+    for r, w in zip(rows, want, strict=True):
+        assert r[2:] == pytest.approx(w[2:], rel=1e-12, abs=0), r[0]  # per field
+        assert r[1] == pytest.approx(w[1], rel=1e-12, abs=0), r[0]
+    for k in (1, 5, 40):
+        top = rank_snapshot(conn, "st", query, policy=STRUCTURE_BM25, limit=k)
+        assert top.candidates == got.candidates[:k]
+
+
+def test_the_name_field_matters(conn: psycopg.Connection[Any], corpus: list[Document]) -> None:
+    """A query naming a function's path and name finds it first; some query reorders
+    bm25's ranking."""
+    first = rank_snapshot(conn, "st", "fnmatch translate", policy=STRUCTURE_BM25, limit=1)
+    assert first.candidates[0].id.startswith("fnmatch.py:translate:")
+    assert (first.candidates[0].to_dict()["name_bm25_score"] or 0) > 0
+
+
+def test_a_test_does_not_outrank_its_implementation_unless_asked(
+    conn: psycopg.Connection[Any], corpus: list[Document]
+) -> None:
+    query = "translate a shell pattern to a regular expression"
+    test_id = TESTS[0].id
+    plain = [c.id for c in rank_snapshot(conn, "st", query).candidates]
+    structured = [c.id for c in rank_snapshot(conn, "st", query, policy=STRUCTURE_BM25).candidates]
+    assert plain[0] == test_id  # bm25: the test first
+    assert structured[0].startswith("fnmatch.py:translate:")
+    asked = rank_snapshot(conn, "st", f"test {query}", policy=STRUCTURE_BM25, limit=1)
+    assert asked.candidates[0].id == test_id
+
+
+names = st.text(
+    alphabet=st.sampled_from("aAbBzZ09_-./:é $\n"), min_size=1, max_size=30
+) | st.sampled_from(
+    [
+        "src/flask/json/__init__.py:jsonify:150",
+        "tests/test_json.py:test_jsonify_basic_types:30",
+        "pkg/parser_test.go:TestParse:1",
+        "web/button.spec.jsx:render:2",
+        "getHTTPResponseCode",
+        "conftest.py:app:1",
+        "a/testing/b.py",
+        "click/testing.py:CliRunner.invoke:10",
+        "x.test.ts:f:1",
+        "ParserTests.cs:M:1",
+        "",
+    ]
+)
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(ids=st.lists(names, min_size=1, max_size=20))
+def test_the_sql_fields_equal_their_python_twins(
+    conn: psycopg.Connection[Any], ids: list[str]
+) -> None:
+    rows = conn.execute(
+        "SELECT riido.name_words(i), riido.test_path(split_part(i, ':', 1)) "
+        "FROM unnest(%s::text[]) WITH ORDINALITY AS u(i, n) ORDER BY n",
+        (ids,),
+    ).fetchall()
+    assert rows == [(name_words(i), is_test_id(i)) for i in ids]
+
+
+def test_name_words() -> None:
+    assert name_words("src/flask/json/__init__.py:jsonify:150") == "src flask json init py jsonify"
+    assert (
+        name_words("pkg/http.go:HTTPServer.ServeHTTP2:7") == "pkg http go http server serve http 2"
+    )
+    assert name_words("c12") == "c 12"
+
+
+def test_fields_travel_with_the_content(
+    conn: psycopg.Connection[Any], corpus: list[Document]
+) -> None:
+    """A snapshot on a base (one document changed, one added, one gone) ranks exactly
+    as its fresh copy, fields included."""
+    docs = list(corpus)
+    changed = Document(docs[3].id, docs[3].text + "\n# read config json")
+    new = [*docs[:3], changed, *docs[5:], Document("tests/test_new.py:test_read:1", "read config")]
+    load_snapshot(conn, "st-next", new, base="st")
+    load_snapshot(conn, "st-fresh", new, fresh=True)
+    row = conn.execute("SELECT base FROM riido.snapshots WHERE snapshot_id = 'st-next'").fetchone()
+    assert row == ("st",)
+    for query in [*QUERIES, "read config", "test read"]:
+        a = rank_snapshot(conn, "st-next", query, policy=STRUCTURE_BM25).candidates
+        b = rank_snapshot(conn, "st-fresh", query, policy=STRUCTURE_BM25).candidates
+        assert a == b, query
+
+
+def test_eval_lists_it_and_agrees_with_the_sql_ranking(
+    conn: psycopg.Connection[Any], tmp_path: Path
+) -> None:
+    assert STRUCTURE_BM25 in evaluated_policies()
+    beir = tmp_path / "beir"
+    beir.mkdir()
+    import json
+
+    docs = [*stdlib_functions(120), *TESTS]
+    (beir / "corpus.jsonl").write_text(
+        "".join(json.dumps({"_id": d.id, "text": d.text}) + "\n" for d in docs)
+    )
+    questions = {f"q{i}": q for i, q in enumerate(QUERIES[:-1])}
+    (beir / "queries.jsonl").write_text(
+        "".join(json.dumps({"_id": k, "text": v}) + "\n" for k, v in questions.items())
+    )
+    (beir / "qrels").mkdir()
+    targets = {k: docs[(7 * i) % len(docs)].id for i, k in enumerate(questions)}
+    targets["q3"] = TESTS[0].id
+    (beir / "qrels" / "test.tsv").write_text(
+        "query-id\tcorpus-id\tscore\n" + "".join(f"{k}\t{v}\t1\n" for k, v in targets.items())
+    )
+    stored = store_corpus(conn, beir)
+    result = evaluate(conn, stored.snapshot_id, policies=[BM25, STRUCTURE_BM25])
+    assert len(result.results) == len(questions)
+    for r in result.results:
+        ranking = rank_snapshot(
+            conn, stored.snapshot_id, questions[r.question_id], policy=STRUCTURE_BM25
+        )
+        first = next(c.rank for c in ranking.candidates if c.id == targets[r.question_id])
+        assert r.ranks[STRUCTURE_BM25] == first, r.question_id
+
+
+def test_migration_0010_builds_the_fields_of_stored_snapshots(db: Database) -> None:
+    """Down to 0009 (no fields), up again: the upgrade builds every stored segment's
+    name and kind postings, so snapshots rank as before, a snapshot on a base too."""
+    from riido_pg.server import migrate
+
+    docs = [*stdlib_functions(60), *TESTS]
+    with db.connect() as conn:
+        load_snapshot(conn, "mig-f", docs)
+        load_snapshot(conn, "mig-g", [*docs[1:], Document("glob.py:glob:1", "glob")], base="mig-f")
+
+        def rankings(c: psycopg.Connection[Any]) -> dict[str, Any]:
+            return {
+                (s, q): rank_snapshot(c, s, q, policy=STRUCTURE_BM25).candidates
+                for s in ("mig-f", "mig-g")
+                for q in ("translate a shell pattern", "glob", "test translate")
+            }
+
+        before = rankings(conn)
+    migrate.downgrade(db.dsn, "0009")
+    with psycopg.connect(db.dsn) as conn:
+        row = conn.execute("SELECT count(*) FROM riido.postings WHERE col IN ('name', 'kind')")
+        assert row.fetchone() == (0,)
+    migrate.upgrade(db.dsn)
+    with db.connect() as conn:
+        assert rankings(conn) == before
