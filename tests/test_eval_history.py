@@ -21,7 +21,8 @@ from support.histories import history_corpus, history_repo
 from riido_pg import Database, rank_snapshot
 from riido_pg.corpora.history import HistoryOptions, build, read_history_corpus
 from riido_pg.errors import ConflictingOptions, InvalidCorpus, SnapshotLoading
-from riido_pg.evaluation.metrics import rounded
+from riido_pg.evaluation.inspection import INSPECTION_NAMES
+from riido_pg.evaluation.metrics import MEASURE_NAMES, rounded
 from riido_pg.ranking.policies import evaluated_policies
 from riido_pg.sources import TreeOptions
 from riido_pg.storage.snapshots import insert_snapshot_row
@@ -54,6 +55,11 @@ def by_hand(ranks: list[int]) -> dict[str, float]:
     }
 
 
+def ranked(figures: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """The rank measures of each policy's figures (without the inspection cost)."""
+    return {p: {k: v for k, v in f.items() if k in MEASURE_NAMES} for p, f in figures.items()}
+
+
 def test_metrics_are_the_ranks_of_each_question_in_its_snapshot(
     conn: Any, repos: dict[str, Repo], tmp_path: Path
 ) -> None:
@@ -73,10 +79,12 @@ def test_metrics_are_the_ranks_of_each_question_in_its_snapshot(
                 rank = first_rank(conn, q.snapshot_id, q.text, p, set(q.targets))
                 ranks.setdefault(hc.name, {}).setdefault(p, []).append(rank)
     everything = {p: [r for repo in ranks.values() for r in repo[p]] for p in policies}
-    assert data["policies"] == {p: by_hand(everything[p]) for p in policies}
-    assert data["per_repo"] == {
+    assert ranked(data["policies"]) == {p: by_hand(everything[p]) for p in policies}
+    assert {repo: ranked(figures) for repo, figures in data["per_repo"].items()} == {
         repo: {p: by_hand(rs[p]) for p in policies} for repo, rs in ranks.items()
     }
+    for figures in [data["policies"], *data["per_repo"].values()]:  # and what is read
+        assert all(set(INSPECTION_NAMES) <= set(f) for f in figures.values())
     assert set(everything["bm25"]) != {1}  # the questions are not all easy
     for p in policies[1:]:
         pairs = list(zip(everything[p], everything["bm25"], strict=True))
@@ -265,6 +273,6 @@ def test_model_embeds_each_snapshot(conn: Any, repos: dict[str, Repo], tmp_path:
         ranking = rank_snapshot(conn, q.snapshot_id, q.text, policy=policy, model="wordllama-256")
         ids = [c.id for c in ranking.candidates]
         ranks.append(min(ids.index(t) for t in q.targets) + 1)
-    assert data["policies"][policy] == by_hand(ranks)
+    assert ranked(data["policies"])[policy] == by_hand(ranks)
     assert data["cost"][policy]["stored_bytes"] > 0
     assert json.loads(done.evaluation.to_json())["corpus"]["questions"] == 3

@@ -17,6 +17,7 @@ from ir_measures import RR, Success
 from support.corpus import tie_corpus
 
 from riido_pg.evaluation import evaluate, store_corpus
+from riido_pg.evaluation.inspection import INSPECTION_NAMES
 from riido_pg.evaluation.metrics import (
     MEASURE_NAMES,
     Metric,
@@ -174,7 +175,7 @@ def test_eval_run_files_agree_with_ir_measures(conn: Any, tmp_path: Path) -> Non
         )
         for ours, theirs in OURS_TO_IR.items():
             assert data["policies"][policy][ours] == round(means[theirs], 6)
-        assert set(data["policies"][policy]) == set(MEASURE_NAMES)
+        assert set(data["policies"][policy]) == {*MEASURE_NAMES, *INSPECTION_NAMES}
 
 
 def _trec_qrels(directory: Path, out: Path) -> str:
