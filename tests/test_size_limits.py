@@ -390,7 +390,7 @@ def test_cli_load_of_70000_documents_from_jsonl_ranks(cli: Any, tmp_path: Path) 
     src.write_text("".join(json.dumps({"id": d.id, "text": d.text}) + "\n" for d in _many()))
     result = cli(["load", "many-cli", str(src)])
     assert (result.code, result.stdout) == (0, f"loaded snapshot 'many-cli' ({MANY} documents)\n")
-    result = cli(["query", "many-cli", "w69999", "--identifier-hints"])
+    result = cli(["query", "many-cli", "w69999", "--identifier-hints", "--all"])
     assert result.code == 0, result.stderr
     candidates = json.loads(result.stdout)["candidates"]
     assert len(candidates) == MANY and candidates[0]["id"] == "d69999"
