@@ -142,6 +142,7 @@ def load(
             base=base,
             fresh=fresh,
         )
+        settings(ctx).finish(f"snapshot {loaded.snapshot_id!r} is ready")
     if loaded.stats is not None:
         tree_notes(loaded.stats, debug=settings(ctx).debug)
     verb = {"created": "loaded", "replaced": "replaced", "unchanged": "unchanged:"}[loaded.action]

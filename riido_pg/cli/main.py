@@ -5,7 +5,10 @@ façade and renders what it returns. Every failure a user can fix arrives here a
 :class:`riido_pg.errors.RiidoError` and leaves as one ``error: ...`` line on stderr,
 with the exit code of its class (:mod:`riido_pg.cli.errors`); click's usage errors
 are worded the same way. SIGINT exits 130 and SIGTERM 143, each with one ``error:``
-line, after the interrupted work is rolled back. ``--debug`` shows the traceback.
+line, after the interrupted work is rolled back; once the work is done and kept
+(:meth:`~riido_pg.cli.settings.Settings.finish`) a first signal only adds a ``note:``
+(exit 0), and once the run is over signals are ignored, so the process never dies by
+one after it printed its result. ``--debug`` shows the traceback.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from riido_pg.cli.command import Command, DebugOption, Group, LocalCommand
 from riido_pg.cli.errors import SIGNALS, exit_code, fail, message, usage_message
 from riido_pg.cli.evaluate import corpus_app, eval_command
 from riido_pg.cli.extract import extract
+from riido_pg.cli.output import note
 from riido_pg.cli.settings import Settings, settings
 from riido_pg.errors import RiidoError
 
@@ -108,7 +112,7 @@ def _on_sigterm(run: Settings) -> None:
 
 def _stopped(run: Settings) -> NoReturn:
     code, text = SIGNALS[signal.Signals(run.signal or signal.SIGINT)]
-    fail(text, code)
+    fail(text if run.finished is None else f"{text}; {run.finished}", code)
 
 
 def _usage(exc: Any) -> NoReturn:
@@ -136,9 +140,21 @@ def _traceback(exc: BaseException) -> NoReturn:
 
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``riido-pg`` script and ``python -m riido_pg``."""
+    run = Settings()
+    try:
+        _main(run, argv)
+    finally:
+        # the run is over, only the interpreter's exit is left: a signal now would kill
+        # the process bare (exit -2 after `loaded snapshot ...`), whatever it said
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_IGN)
+    if run.late is not None:  # the work is done and said so: exit 0
+        note(f"{SIGNALS[signal.Signals(run.late)][1]} after the work was done; {run.finished}")
+
+
+def _main(run: Settings, argv: list[str] | None) -> None:
     # libraries log failures we already report as one error line (--debug turns it on)
     logging.disable(logging.CRITICAL)
-    run = Settings()
     _on_sigterm(run)
     command = typer.main.get_command(app)
     try:

@@ -8,7 +8,7 @@ import typer
 
 from riido_pg.cli.options import Format, ListFormatOpt, SnapshotArg
 from riido_pg.cli.output import emit_json, note
-from riido_pg.cli.settings import database
+from riido_pg.cli.settings import database, settings
 
 __all__ = ["app"]
 
@@ -35,6 +35,7 @@ def snapshots_drop(ctx: typer.Context, snapshot_id: SnapshotArg) -> None:
     """Remove a snapshot (from the shard holding it)."""
     with database(ctx) as db:
         db.drop(snapshot_id)
+        settings(ctx).finish(f"snapshot {snapshot_id!r} is dropped")
     typer.echo(f"dropped snapshot {snapshot_id!r}")
 
 
@@ -55,6 +56,7 @@ def snapshots_move(
     """Move a snapshot to another shard: copy, verify, switch readers, remove the old copy."""
     with database(ctx) as db:
         moved = db.move(snapshot_id, shard, replace=replace)
+        settings(ctx).finish(f"snapshot {snapshot_id!r} is on shard {shard!r}")
     where = f"shard {moved.came_from!r}" if moved.came_from else "the coordinator"
     typer.echo(f"moved snapshot {snapshot_id!r} from {where} to shard {shard!r}")
     if moved.note:
