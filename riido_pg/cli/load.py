@@ -148,6 +148,8 @@ def load(
     verb = {"created": "loaded", "replaced": "replaced", "unchanged": "unchanged:"}[loaded.action]
     line = f"{verb} snapshot {loaded.snapshot_id!r} ({count(loaded.documents, 'document')})"
     result = loaded.result
+    if result.base is not None:  # what was written: the difference to the base
+        line += f" on base {result.base!r}: +{result.added} −{result.dropped}"
     if loaded.embedded is not None:
         line += f", embedded with {loaded.embedded}"
     typer.echo(line)
