@@ -23,7 +23,7 @@ app = typer.Typer(
 NameArg = Annotated[str, typer.Argument(metavar="NAME", help="The shard's name.")]
 
 
-@app.command("add")
+@app.command("add", short_help="Register a shard and migrate its schema.")
 def shards_add(
     ctx: typer.Context,
     name: NameArg,
@@ -74,7 +74,7 @@ def _read_password(path: Path) -> str:
     return password
 
 
-@app.command("list")
+@app.command("list", short_help="List shards and their sizes (never credentials).")
 def shards_list(
     ctx: typer.Context,
     fmt: ListFormatOpt = Format.table,

@@ -15,7 +15,7 @@ __all__ = ["app"]
 app = typer.Typer(help="List, drop or move stored snapshots.", no_args_is_help=True)
 
 
-@app.command("list")
+@app.command("list", short_help="List snapshots: documents, state, base, shard.")
 def snapshots_list(ctx: typer.Context, fmt: ListFormatOpt = Format.table) -> None:
     """List snapshots: id, documents, text config, state, created (and shard)."""
     with database(ctx) as db:
@@ -39,7 +39,7 @@ def snapshots_drop(ctx: typer.Context, snapshot_id: SnapshotArg) -> None:
     typer.echo(f"dropped snapshot {snapshot_id!r}")
 
 
-@app.command("move")
+@app.command("move", short_help="Move a snapshot to another shard.")
 def snapshots_move(
     ctx: typer.Context,
     snapshot_id: SnapshotArg,
