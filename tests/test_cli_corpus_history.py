@@ -246,7 +246,7 @@ def test_load_rev_no_tests(cli: Cli, tested: Repo, tmp_path: Path) -> None:
         tested.git("worktree", "remove", "--force", str(checkout))
     assert same.stdout == "unchanged: snapshot 'app@rev' (1 document)\n"
     later = cli(["load", "app@head", str(tested.path), "--rev", "HEAD", "--no-tests"])
-    assert later.stdout == "loaded snapshot 'app@head' (3 documents)\n"
+    assert later.stdout == "loaded snapshot 'app@head' (3 documents) on base 'app@rev': +2 −0\n"
     query = cli(["query", "app@head", "later", "--format", "json"])
     ids = [c["id"] for c in json.loads(query.stdout)["candidates"]]
     assert sorted(ids) == ["gen/out.py:generated:1", "src/app.py:app:1", "src/app.py:later:4"]

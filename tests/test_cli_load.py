@@ -40,7 +40,7 @@ def test_load_jsonl_then_query(cli: Any, tmp_path: Path) -> None:
 def test_load_json_request_file(cli: Any, tmp_path: Path) -> None:
     src = tmp_path / "req.json"
     src.write_text(json.dumps({"snapshot_id": "cfg-json", "query": "q", "documents": DOCS}))
-    result = cli(["load", "cfg-json", str(src)])
+    result = cli(["load", "cfg-json", str(src), "--fresh"])  # self-contained: no base named
     assert result.code == 0, result.stderr
     assert result.stdout == "loaded snapshot 'cfg-json' (3 documents)\n"
 
@@ -101,7 +101,10 @@ def test_same_content_is_a_noop_and_different_content_needs_replace(
     )
     assert _ranked(cli, "idem", "read") == ["read", "parse", "write"]
     replaced = cli(["load", "idem", str(changed), "--replace"])
-    assert (replaced.code, replaced.stdout) == (0, "replaced snapshot 'idem' (4 documents)\n")
+    assert (replaced.code, replaced.stdout) == (
+        0,
+        "replaced snapshot 'idem' (4 documents) on its previous version: +1 −0\n",
+    )
     assert set(_ranked(cli, "idem", "read")) == {"read", "write", "parse", "new"}
 
 

@@ -258,7 +258,7 @@ _LAST_MOMENT = {
     "load": (
         ["load", "sig-after-load", "{src}"],
         0,
-        "loaded snapshot 'sig-after-load' (1 document)\n",
+        "loaded snapshot 'sig-after-load' (1 document)",
     ),
     "query": (["query", "sig-after", "alpha", "--limit", "1"], 0, '"id": "a"'),
     "list": (["snapshots", "list", "--format", "json"], 0, '"sig-after"'),
@@ -290,5 +290,5 @@ def test_a_signal_as_the_process_exits_is_no_death_by_signal(
         check=False,
     )
     assert proc.returncode == code, proc.stderr
-    assert out in proc.stdout.decode() if out else not proc.stdout
+    assert out in proc.stdout.decode() if out else not proc.stdout, proc.stdout
     assert proc.stderr.decode().startswith("error: ") if code else not proc.stderr

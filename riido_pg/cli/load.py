@@ -149,7 +149,10 @@ def load(
     line = f"{verb} snapshot {loaded.snapshot_id!r} ({count(loaded.documents, 'document')})"
     result = loaded.result
     if result.base is not None:  # what was written: the difference to the base
-        line += f" on base {result.base!r}: +{result.added} −{result.dropped}"
+        on = (  # a replaced snapshot may be stored on its own previous content
+            "its previous version" if result.base == loaded.snapshot_id else f"base {result.base!r}"
+        )
+        line += f" on {on}: +{result.added} −{result.dropped}"
     if loaded.embedded is not None:
         line += f", embedded with {loaded.embedded}"
     typer.echo(line)
