@@ -162,7 +162,8 @@ def test_extract_rev_is_the_checkout(repo: Repo, tmp_path: Path) -> None:
     assert (
         from_rev.stderr
         == from_dir.stderr
-        == "note: 3 functions in 3 files (1 unsupported, 1 ignored)\n"
+        == "note: 3 functions in the 2 files read; skipped: 1 file in another language, "
+        "1 ignored\n"
     )
 
 
@@ -288,15 +289,21 @@ def test_extract_rev_no_tests_and_exclude_are_the_checkout(tested: Repo, tmp_pat
         assert (from_rev.stdout, from_rev.stderr) == (from_dir.stdout, from_dir.stderr)
     everything, no_tests, excluded = (r for r, _ in runs.values())
     assert everything.stderr == (
-        "note: 5 functions in 4 files; 3 of them in test paths (--no-tests leaves them out)\n"
+        "note: 5 functions in the 4 files read; 3 of them in test files (--no-tests leaves "
+        "them out)\n"
     )
     assert [json.loads(line)["id"] for line in no_tests.stdout.splitlines()] == [
         "gen/out.py:generated:1",
         "src/app.py:app:1",
     ]
-    assert no_tests.stderr == "note: 2 functions in 2 files (2 test paths left out)\n"
+    assert no_tests.stderr == (  # the 3 functions counted above, in 2 files
+        "note: 2 functions in the 2 files read; --no-tests left out 2 files (3 functions)\n"
+    )
     assert [json.loads(line)["id"] for line in excluded.stdout.splitlines()] == ["src/app.py:app:1"]
-    assert excluded.stderr == "note: 1 function in 1 file (1 excluded, 2 test paths left out)\n"
+    assert excluded.stderr == (
+        "note: 1 function in the 1 file read; skipped: 1 excluded; --no-tests left out "
+        "2 files (3 functions)\n"
+    )
     only_tests = offline(["extract", str(tested.path / "tests"), "--rev", rev, "--no-tests"])
     assert (only_tests.code, only_tests.stdout) == (2, "")
     assert only_tests.stderr.startswith(
@@ -311,7 +318,10 @@ def test_load_rev_no_tests(cli: Cli, tested: Repo, tmp_path: Path) -> None:
         ["load", "app@rev", str(tested.path), "--rev", rev, "--no-tests", "--exclude", "gen/"]
     )
     assert (loaded.code, loaded.stdout) == (0, "loaded snapshot 'app@rev' (1 document)\n")
-    assert loaded.stderr == "note: 1 function in 1 file (1 excluded, 2 test paths left out)\n"
+    assert loaded.stderr == (
+        "note: 1 function in the 1 file read; skipped: 1 excluded; --no-tests left out "
+        "2 files (3 functions)\n"
+    )
     checkout = tmp_path / "checkout"
     tested.git("worktree", "add", "-q", "--detach", str(checkout), rev)
     try:  # the same documents: loading the checkout under that id changes nothing
@@ -320,7 +330,7 @@ def test_load_rev_no_tests(cli: Cli, tested: Repo, tmp_path: Path) -> None:
         tested.git("worktree", "remove", "--force", str(checkout))
     assert same.stdout == "unchanged: snapshot 'app@rev' (1 document)\n"
     later = cli(["load", "app@head", str(tested.path), "--rev", "HEAD", "--no-tests"])
-    assert later.stdout == "loaded snapshot 'app@head' (3 documents)\n"
+    assert later.stdout == "loaded snapshot 'app@head' (3 documents) on base 'app@rev': +2 −0\n"
     query = cli(["query", "app@head", "later", "--format", "json"])
     ids = [c["id"] for c in json.loads(query.stdout)["candidates"]]
     assert sorted(ids) == ["gen/out.py:generated:1", "src/app.py:app:1", "src/app.py:later:4"]
@@ -336,7 +346,7 @@ def test_extract_rev_counts_submodules_in_its_note(tmp_path: Path) -> None:
     result = offline(["extract", str(r.path), "--rev", "HEAD"])
     assert (result.code, result.stderr) == (
         0,
-        "note: 1 function in 1 file (1 vendored, 1 submodule not read)\n",
+        "note: 1 function in the 1 file read; skipped: 1 vendored, 1 submodule not read\n",
     )
 
 

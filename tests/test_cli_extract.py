@@ -40,7 +40,7 @@ def test_extract_exclude_and_lang(cli: Any) -> None:
     assert (result.code, result.stdout) == (2, "")
     assert result.stderr.startswith(
         f"error: {FIXTURES}: no functions: the exclude patterns matched 1 directory: "
-        "0 functions in "
+        "0 functions, no file read; skipped: "
     )
 
 
@@ -52,7 +52,8 @@ def test_extract_excluding_every_file_says_so(cli: Any, tmp_path: Path) -> None:
     assert (result.code, result.stdout) == (2, "")
     assert result.stderr == (
         f"error: {tmp_path}: no functions: the exclude patterns matched 3 files in a "
-        "supported language: 0 functions in 1 file (1 unsupported, 3 excluded)\n"
+        "supported language: 0 functions, no file read; skipped: 1 file in another "
+        "language, 3 excluded\n"
     )
 
 
@@ -79,12 +80,15 @@ def test_extract_note_counts_test_functions_and_no_tests_leaves_them_out(
         "tests/test_b.py:helper:4",
     ]
     assert result.stderr == (
-        "note: 4 functions in 3 files; 3 of them in test paths (--no-tests leaves them out)\n"
+        "note: 4 functions in the 3 files read; 3 of them in test files (--no-tests leaves "
+        "them out)\n"
     )
     result = cli(["extract", str(tmp_path), "--no-tests"])
     assert result.code == 0
     assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == ["src/app.py:app:1"]
-    assert result.stderr == "note: 1 function in 1 file (2 test paths left out)\n"
+    assert result.stderr == (
+        "note: 1 function in the 1 file read; --no-tests left out 2 files (3 functions)\n"
+    )
 
 
 @pytest.mark.parametrize(
@@ -135,7 +139,7 @@ def test_load_empty_tree_says_what_was_found(cli: Any, db: Any, tmp_path: Path) 
     assert (result.code, result.stdout) == (2, "")
     assert result.stderr == (
         f"error: {tmp_path}: no functions in a supported language: "
-        "0 functions in 1 file (1 unsupported)\n"
+        "0 functions, no file read; skipped: 1 file in another language\n"
     )
     assert db.counts() == before
 
@@ -152,7 +156,9 @@ def test_load_a_tree_without_its_tests(cli: Any, tmp_path: Path) -> None:
     make_tests_tree(tmp_path)
     result = cli(["load", "notests", str(tmp_path), "--no-tests"])
     assert (result.code, result.stdout) == (0, "loaded snapshot 'notests' (1 document)\n")
-    assert result.stderr == "note: 1 function in 1 file (2 test paths left out)\n"
+    assert result.stderr == (
+        "note: 1 function in the 1 file read; --no-tests left out 2 files (3 functions)\n"
+    )
     ranked = json.loads(cli(["query", "notests", "app"]).stdout)["candidates"]
     assert [c["id"] for c in ranked] == ["src/app.py:app:1"]
 
@@ -171,7 +177,8 @@ def test_unindexable_functions_are_left_out_of_a_tree_load(cli: Any, tmp_path: P
     assert result.code == 0, result.stderr
     assert result.stdout == "loaded snapshot 'gen' (1 document)\n"
     assert result.stderr == (
-        "note: 2 functions in 1 file (1 function with words too long to index)\n"
+        "note: 2 functions in the 1 file read; skipped: 1 function with words too long to "
+        "index\n"
         "note: left out, with words too long to index: gen.py:table:1 (--debug lists them all)\n"
     )
 
@@ -209,8 +216,8 @@ def test_a_tree_whose_every_function_is_unindexable_names_them(cli: Any, tmp_pat
     assert (result.code, result.stdout) == (2, "")
     assert result.stderr == (
         f"error: {tmp_path}: nothing to load: every function found has a word too long to "
-        "index (g0.py:t0:1, g1.py:t1:1, g2.py:t2:1 and 1 more): 4 functions in 4 files "
-        "(4 functions with words too long to index)\n"
+        "index (g0.py:t0:1, g1.py:t1:1, g2.py:t2:1 and 1 more): 4 functions in the 4 files "
+        "read; skipped: 4 functions with words too long to index\n"
     )
 
 
@@ -254,7 +261,7 @@ def test_extract_debug_lists_what_was_left_out(cli: Any, tmp_path: Path) -> None
     (tmp_path / "blob.py").write_bytes(b"def x():\n    return '\0'\n")
     plain = cli(["extract", str(tmp_path)])
     assert plain.code == 0, plain.stderr
-    assert plain.stderr == "note: 1 function in 2 files (1 binary)\n"
+    assert plain.stderr == "note: 1 function in the 1 file read; skipped: 1 binary file\n"
     debug = cli(["extract", str(tmp_path), "--debug"])
     assert (debug.code, debug.stdout) == (0, plain.stdout)
     assert debug.stderr == plain.stderr + "note: blob.py: contains a nul byte\n"

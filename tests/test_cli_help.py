@@ -160,3 +160,39 @@ def test_whole_numbers_parse_or_say_what_was_expected(text: str) -> None:
             continue
         assert re.fullmatch(r"-?[0-9]+", text.strip())
         assert number == int(text) and number >= low and (high is None or number <= high)
+
+
+TOP_COMMANDS = """\
+Commands:
+  hints      Rank the documents given as JSON on stdin; keeps nothing.
+  load       Store documents as an immutable snapshot.
+  query      Rank a stored snapshot for a question.
+  extract    Write each function of a source tree as a JSON line.
+  eval       Evaluate policies on a corpus: Recall@1, Recall@10, MRR.
+  snapshots  List, drop or move stored snapshots.
+  shards     Spread snapshots over other PostgreSQL databases.
+  corpus     Build evaluation corpora.
+  db         Schema migrations and the embedded server.
+"""
+GROUPS = sorted({path[:-1] for path in COMMANDS})
+
+
+def test_the_top_level_help_lists_each_command_in_one_whole_line() -> None:
+    """`riido-pg --help` cut descriptions (`Shards: other PostgreSQL databases this one
+    (the...`)."""
+    result = run_cli(["--help"], dsn=None, env={"COLUMNS": "80"})
+    assert result.code == 0 and result.stdout.endswith("\n\n" + TOP_COMMANDS), result.stdout
+
+
+@pytest.mark.parametrize("group", GROUPS, ids=lambda g: " ".join(g) or "riido-pg")
+@pytest.mark.parametrize("columns", ["80", "100"])
+def test_every_command_list_has_whole_lines_that_fit(group: tuple[str, ...], columns: str) -> None:
+    result = run_cli([*group, "--help"], dsn=None, env={"COLUMNS": columns})
+    listed = result.stdout.split("Commands:\n", 1)[1].splitlines()
+    assert listed and all(len(line) <= 78 for line in listed), listed
+    assert not any(line.endswith("...") for line in listed), listed
+    command: Any = typer.main.get_command(app)
+    for name in group:
+        command = command.commands[name]
+    assert [line.split()[0] for line in listed] == list(command.commands)  # one line each
+    assert all(re.fullmatch(r"  [a-z-]+ +[A-Z].*\.", line) for line in listed), listed

@@ -40,7 +40,7 @@ def test_load_jsonl_then_query(cli: Any, tmp_path: Path) -> None:
 def test_load_json_request_file(cli: Any, tmp_path: Path) -> None:
     src = tmp_path / "req.json"
     src.write_text(json.dumps({"snapshot_id": "cfg-json", "query": "q", "documents": DOCS}))
-    result = cli(["load", "cfg-json", str(src)])
+    result = cli(["load", "cfg-json", str(src), "--fresh"])  # self-contained: no base named
     assert result.code == 0, result.stderr
     assert result.stdout == "loaded snapshot 'cfg-json' (3 documents)\n"
 
@@ -101,7 +101,10 @@ def test_same_content_is_a_noop_and_different_content_needs_replace(
     )
     assert _ranked(cli, "idem", "read") == ["read", "parse", "write"]
     replaced = cli(["load", "idem", str(changed), "--replace"])
-    assert (replaced.code, replaced.stdout) == (0, "replaced snapshot 'idem' (4 documents)\n")
+    assert (replaced.code, replaced.stdout) == (
+        0,
+        "replaced snapshot 'idem' (4 documents) on its previous version: +1 −0\n",
+    )
     assert set(_ranked(cli, "idem", "read")) == {"read", "write", "parse", "new"}
 
 
@@ -188,3 +191,30 @@ def test_progress_bar_on_a_terminal(db: Any, tmp_path: Path) -> None:
     assert b"tsvector" not in seen and b"postings" not in seen
     assert re.search(rb"\d/s", seen)
     assert b"error" not in seen
+
+
+def test_load_names_the_base_it_chose_and_the_difference(cli: Any, tmp_path: Path) -> None:
+    """`loaded ...` says the base and the documents added / left out. An edit that adds
+    a line shifts the ids (they end with the line of the name) of every function below
+    it in that file: each counts as changed (docs/specification.md, "What counts as
+    changed")."""
+    tree = tmp_path / "repo"
+    tree.mkdir()
+    (tree / "other.py").write_text("".join(f"def k{i}():\n    return {i}\n\n" for i in range(20)))
+    (tree / "a.py").write_text("".join(f"def {f}():\n    return {f!r}\n\n" for f in "fgh"))
+    first = cli(["load", "edit-1", str(tree)])
+    assert (first.code, first.stdout) == (0, "loaded snapshot 'edit-1' (23 documents)\n")
+    (tree / "a.py").write_text(
+        (tree / "a.py").read_text().replace("return 'f'", "x = 1\n    return x")
+    )
+    second = cli(["load", "edit-2", str(tree)])  # f edited; g and h one line lower
+    assert (second.code, second.stdout) == (
+        0,
+        "loaded snapshot 'edit-2' (23 documents) on base 'edit-1': +3 −3\n",
+    )
+    (tree / "other.py").write_text((tree / "other.py").read_text() + "def k20():\n    pass\n")
+    third = cli(["load", "edit-3", str(tree)])  # a function added at the end: one more
+    assert (third.code, third.stdout) == (
+        0,
+        "loaded snapshot 'edit-3' (24 documents) on base 'edit-2': +1 −0\n",
+    )

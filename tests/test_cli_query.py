@@ -177,6 +177,8 @@ def test_table_never_cuts_ids(db: Any, cli: Any) -> None:
 
 
 def test_table_shows_the_first_10_and_says_how_many_more(db: Any, cli: Any) -> None:
+    """A table and the JSON alike: the first 10 unless --limit N or --all; the JSON's
+    `total` counts every candidate."""
     with db.connect() as conn:
         load_snapshot(conn, "many", [Document(f"d{i:03d}", f"read {i}") for i in range(45)])
     result = cli(["query", "many", "read", "--format", "table"])
@@ -192,9 +194,13 @@ def test_table_shows_the_first_10_and_says_how_many_more(db: Any, cli: Any) -> N
     every = cli(["query", "many", "read", "--format", "table", "--all"])
     assert len([line for line in every.stdout.splitlines() if " d0" in line]) == 45
     assert "not shown" not in every.stdout
-    full = _json(cli(["query", "many", "read"]))  # piped: JSON, the full ranking
-    assert len(full["candidates"]) == 45
-    assert _json(cli(["query", "many", "read", "--all"]))["candidates"] == full["candidates"]
+    full = _json(cli(["query", "many", "read", "--all"]))
+    assert len(full["candidates"]) == 45 and full["total"] == 45
+    piped = _json(cli(["query", "many", "read"]))  # piped: the same first 10, and the total
+    assert piped == {**full, "candidates": full["candidates"][:10]}
+    first = _json(cli(["query", "many", "read", "--limit", "30"]))
+    assert first == {**full, "candidates": full["candidates"][:30]}
+    assert _json(cli(["query", "many", "read", "--format", "json"])) == piped
     both = cli(["query", "many", "read", "--all", "--limit", "3"])
     assert (both.code, both.stderr) == (2, "error: --limit and --all cannot be used together\n")
 

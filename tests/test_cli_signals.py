@@ -13,16 +13,21 @@ import os
 import pty
 import signal
 import subprocess
+import sys
 import termios
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from support.cli import run_cli, spawn
+import typer
+from support.cli import DEFAULT_TIMEOUT, cli_env, run_cli, spawn
 from support.corpus import write_beir
 from support.database import Database
 from support.sessions import WAIT, table_locked, wait_until
+
+from riido_pg import Document, load_snapshot
 
 STOPS = {
     "sigint": (signal.SIGINT, 130, "error: interrupted\n"),
@@ -220,3 +225,113 @@ def test_the_package_imports_its_names_when_used() -> None:
             assert value is (module if home == f"riido_pg.{name}" else getattr(module, name))
     with pytest.raises(AttributeError):
         riido_pg.nothing_of_that_name  # noqa: B018
+
+
+@pytest.fixture
+def hears_sigint() -> Iterator[None]:
+    """This process's SIGINT as a new process's: KeyboardInterrupt (a suite started
+    in the background has it ignored)."""
+    saved = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, saved)
+
+
+def _interrupted_at(monkeypatch: pytest.MonkeyPatch, prefix: str, times: int) -> None:
+    """SIGINT ``times`` times just before the command prints a line starting with
+    ``prefix``: the moment its work is done."""
+    echo = typer.echo
+
+    def interrupting(message: Any = None, *args: Any, **kwargs: Any) -> None:
+        if str(message).startswith(prefix):
+            for _ in range(times):
+                os.kill(os.getpid(), signal.SIGINT)
+        echo(message, *args, **kwargs)
+
+    monkeypatch.setattr(typer, "echo", interrupting)
+
+
+@pytest.mark.usefixtures("hears_sigint")
+def test_an_interrupt_after_the_load_is_done_says_so_and_exits_0(
+    db: Database, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """^C right as `loaded snapshot ...` is printed: the load is done, the run says so
+    and exits 0 (it died bare by the signal, or said `error: interrupted`)."""
+    src = tmp_path / "docs.jsonl"
+    src.write_text(json.dumps({"id": "a", "text": "alpha"}) + "\n")
+    _interrupted_at(monkeypatch, "loaded snapshot", 1)
+    result = run_cli(["load", "late-once", str(src)], dsn=db.dsn)
+    assert (result.code, result.stdout, result.stderr) == (
+        0,
+        "loaded snapshot 'late-once' (1 document)\n",
+        "note: interrupted after the work was done; snapshot 'late-once' is ready\n",
+    )
+    # a second ^C stops the run: exit 130, and the line says the snapshot is ready
+    _interrupted_at(monkeypatch, "loaded snapshot", 2)
+    again = run_cli(["load", "late-twice", str(src)], dsn=db.dsn)
+    assert (again.code, again.stdout, again.stderr) == (
+        130,
+        "",
+        "error: interrupted; snapshot 'late-twice' is ready\n",
+    )
+    monkeypatch.undo()
+    for snapshot in ("late-once", "late-twice"):
+        found = run_cli(["query", snapshot, "alpha"], dsn=db.dsn)
+        assert json.loads(found.stdout)["candidates"][0]["id"] == "a", found.stderr
+
+
+#: ``riido-pg ARGS`` in a process that gets SIGINT once main() has returned, before
+#: the interpreter exits: the last moment of every run.
+_AFTER_MAIN = """\
+import os, signal, sys
+from riido_pg.cli import main
+try:
+    main(sys.argv[1:])
+    code = 0
+except SystemExit as exc:
+    code = exc.code
+os.kill(os.getpid(), signal.SIGINT)
+sys.exit(code)
+"""
+
+
+#: command -> (its arguments, exit code, stdout) when it runs to its end.
+_LAST_MOMENT = {
+    "load": (
+        ["load", "sig-after-load", "{src}"],
+        0,
+        "loaded snapshot 'sig-after-load' (1 document)",
+    ),
+    "query": (["query", "sig-after", "alpha", "--limit", "1"], 0, '"id": "a"'),
+    "list": (["snapshots", "list", "--format", "json"], 0, '"sig-after"'),
+    "drop": (["snapshots", "drop", "sig-after-drop"], 0, "dropped snapshot 'sig-after-drop'\n"),
+    "error": (["query", "no-such-snapshot", "alpha"], 2, ""),
+}
+
+
+@pytest.mark.parametrize("command", sorted(_LAST_MOMENT))
+def test_a_signal_as_the_process_exits_is_no_death_by_signal(
+    db: Database, tmp_path: Path, command: str
+) -> None:
+    """Every command, once its run is over: the process exits with the run's code and
+    output, never dies by the signal (exit -2 after `loaded snapshot ...`, without a
+    word)."""
+    src = tmp_path / "after.jsonl"
+    src.write_text(json.dumps({"id": "a", "text": "alpha"}) + "\n")
+    with db.connect() as conn:
+        load_snapshot(conn, "sig-after", [Document("a", "alpha")])
+        load_snapshot(conn, "sig-after-drop", [Document("a", "alpha")])
+    run_cli(["snapshots", "drop", "sig-after-load"], dsn=db.dsn)  # absent or not
+    args, code, out = _LAST_MOMENT[command]
+    proc = subprocess.run(
+        [sys.executable, "-c", _AFTER_MAIN, *(a.format(src=src) for a in args)],
+        env=cli_env(db.dsn),
+        capture_output=True,
+        timeout=DEFAULT_TIMEOUT,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        check=False,
+    )
+    assert proc.returncode == code, proc.stderr
+    assert out in proc.stdout.decode() if out else not proc.stdout, proc.stdout
+    assert proc.stderr.decode().startswith("error: ") if code else not proc.stderr

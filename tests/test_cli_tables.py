@@ -13,13 +13,22 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from support.cli import DEFAULT_TIMEOUT, spawn
 from support.corpus import small
 from support.database import Database
 
 from riido_pg import Document, load_snapshot
-from riido_pg.cli.tables import print_evaluation, print_ranking, print_shards, print_snapshots
+from riido_pg.cli.tables import (
+    print_evaluation,
+    print_ranking,
+    print_shards,
+    print_snapshots,
+    ranking_lines,
+)
 from riido_pg.evaluation import evaluate, store_corpus
+from riido_pg.quoting import visible
 from riido_pg.ranking import Candidate, Ranking
 from riido_pg.shards import PlacedSnapshot, ShardInfo
 from riido_pg.storage import Snapshot
@@ -59,23 +68,90 @@ def _printed(
     return capsys.readouterr().out
 
 
-@pytest.mark.parametrize("columns", [50, 30, None])
-def test_numbers_never_disappear_ids_fold(
-    capsys: pytest.CaptureFixture[str], monkeypatch: Any, columns: int | None
+FLASK = "src/flask/sessions.py:SessionInterface.get_cookie_name:171"
+#: A ranking at any width: the title (wrapped at spaces), the headers, each row's
+#: numbers and its id, whole; narrower than a row, each id on a line of its own.
+BELOW = """\
+rank       bm25  ident bm25
+  id
+   1  12.345678    3.250000
+  src/flask/sessions.py:SessionInterface.get_cookie_name:171
+   2   0.500000    1.625000
+  pkg/very/deeply/nested/module/path/with/a/long/name.py:SomeClass.some_method:123
+   3   0.000000    0.000000
+  app.py:run:5
+"""
+TABLES = {
+    40: "flask@07c7d57 ·\nidentifier_bm25_baseline_first ·\nunverified\n"
+    + BELOW
+    + "27 more candidates not shown; --limit N\nshows the first N, --all every one\n",
+    60: "flask@07c7d57 · identifier_bm25_baseline_first · unverified\n"
+    + BELOW
+    + "27 more candidates not shown; --limit N shows the first N,\n--all every one\n",
+    80: "flask@07c7d57 · identifier_bm25_baseline_first · unverified\n"
+    + BELOW
+    + "27 more candidates not shown; --limit N shows the first N, --all every one\n",
+    120: "flask@07c7d57 · identifier_bm25_baseline_first · unverified\n"
+    "rank       bm25  ident bm25  id\n"
+    f"   1  12.345678    3.250000  {FLASK}\n"
+    f"   2   0.500000    1.625000  {LONG}\n"
+    "   3   0.000000    0.000000  app.py:run:5\n"
+    "27 more candidates not shown; --limit N shows the first N, --all every one\n",
+}
+
+
+@pytest.mark.parametrize("columns", sorted(TABLES))
+def test_ids_are_whole_and_last_at_any_width(
+    capsys: pytest.CaptureFixture[str], monkeypatch: Any, columns: int
 ) -> None:
-    out = _printed(capsys, monkeypatch, columns, _ranking(identifier_bm25_score=3.25))
-    for number in ("12.345678", "3.250000", "0.500000", "1.625000", "0.000000"):
-        assert number in out, out
-    for rank in ("1", "2", "3"):
-        assert re.search(rf"^\S*\s*{rank}\s", out, re.M), out
-    plain = re.sub(r"\x1b\[[0-9;]*m", "", out)  # a terminal's bold and dim
-    if columns is None:  # piped: as wide as it needs, every id whole
-        assert LONG in out
-    elif columns >= 50:  # the id folds within the terminal
-        assert all(len(line) <= columns for line in plain.splitlines()), plain
-        cells = "".join(re.findall(r"│\s+\d?\s+│ (\S+)", plain))
-        assert LONG in cells  # folded, never cut
-    # narrower than any table: as wide as it must be, the terminal wraps, nothing lost
+    """Ids are what people copy: never folded (at 80 columns one was broken in two and
+    `identifier_bm25_score` folded in three); the numbers before them stay whole."""
+    candidates = [
+        Candidate(FLASK, 1, 12.345678, 3.25),
+        Candidate(LONG, 2, 0.5, 1.625),
+        Candidate("app.py:run:5", 3, 0.0, 0.0),
+    ]
+    ranking = Ranking("flask@07c7d57", "identifier_bm25_baseline_first", candidates, total=30)
+    assert _printed(capsys, monkeypatch, columns, ranking) == TABLES[columns]
+    monkeypatch.undo()  # piped: every row on one line
+    assert _printed(capsys, monkeypatch, None, ranking) == TABLES[120]
+
+
+_IDS = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), min_size=1, max_size=120)
+
+
+@given(
+    ids=st.lists(_IDS, min_size=1, max_size=5, unique=True),
+    extra=st.sampled_from([None, "identifier_bm25_score", "fused_score", "rrf_score"]),
+    scale=st.floats(0, 1e6),
+    width=st.one_of(st.none(), st.integers(40, 300)),
+)
+def test_every_id_is_the_end_of_a_line_and_every_header_whole(
+    ids: list[str], extra: str | None, scale: float, width: int | None
+) -> None:
+    candidates = [
+        Candidate(i, n, scale / n, **(_scores({extra: scale}, 1 / n) if extra else {}))
+        for n, i in enumerate(ids, 1)
+    ]
+    lines = ranking_lines(Ranking("s", "p", candidates, total=9), width=width, more_hint=True)
+    header = next(n for n, text in enumerate(lines) if text.startswith("rank"))
+    words = ["rank", "bm25"] + (
+        ["ident bm25"] if extra == "identifier_bm25_score" else [extra[:-6]] if extra else []
+    )
+    assert re.fullmatch(
+        r"rank +bm25" + "".join(f" +{w}" for w in words[2:]) + r"(  id)?", lines[header]
+    )
+    rows = lines[header + (1 if lines[header].endswith("  id") else 2) :]
+    for n, i in enumerate(ids):
+        numbers = re.escape(str(n + 1)) + r"( +\d+\.\d{6})+"
+        whole = visible(i)
+        if lines[header].endswith("  id"):  # one line a row, the id last
+            assert re.fullmatch(rf" *{numbers}  {re.escape(whole)}", rows[n]), rows[n]
+        else:  # the row's numbers, then the id on a line of its own
+            assert re.fullmatch(rf" *{numbers}", rows[2 * n]) and rows[2 * n + 1] == f"  {whole}"
+            assert width is not None and len(rows[2 * n]) <= width
+    if width is not None:
+        assert all(len(text) <= width for text in lines if not text.startswith("  "))
 
 
 @pytest.mark.parametrize("columns", [50, 30, None])
@@ -151,8 +227,9 @@ def test_the_score_the_policy_adds_is_a_column(
     capsys: pytest.CaptureFixture[str], monkeypatch: Any, score: str
 ) -> None:
     out = _printed(capsys, monkeypatch, None, _ranking(**{score: 7.0}))
-    header = next(line for line in out.splitlines() if "bm25_score" in line)
-    assert score in header and "7.000000" in out and "3.500000" in out
+    header = next(line for line in out.splitlines() if line.startswith("rank"))
+    short = {"identifier_bm25_score": "ident bm25"}.get(score, score.removesuffix("_score"))
+    assert header.split("  ")[-2].strip() == short and "7.000000" in out and "3.500000" in out
 
 
 def test_control_characters_are_shown_not_sent(

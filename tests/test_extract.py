@@ -154,18 +154,45 @@ def test_bad_ignore_file_line_is_dropped_and_reported(tmp_path: Path) -> None:
 def test_empty_tree_is_not_an_error(tmp_path: Path) -> None:
     functions, stats = run(tmp_path)
     assert functions == []
-    assert stats.describe() == "0 functions in 0 files"
+    assert stats.describe() == "0 functions, no file read"
 
 
 def test_describe() -> None:
+    """The functions, the files with functions of the files read, then what was skipped
+    by reason (it said `1463 functions in 236 files (153 unsupported)` of 66 files with
+    functions)."""
     stats = ExtractStats(files_seen=3, skipped_unsupported=2, skipped_binary=1)
-    assert stats.describe() == "0 functions in 3 files (2 unsupported, 1 binary)"
-    assert ExtractStats(files_seen=1, functions=1).describe() == "1 function in 1 file"
-    assert ExtractStats(files_seen=1, functions=1, skipped_submodules=1).describe() == (
-        "1 function in 1 file (1 submodule not read)"
+    assert stats.describe() == (
+        "0 functions, no file read; skipped: 2 files in other languages, 1 binary file"
+    )
+    one = {"files_seen": 1, "files_extracted": 1, "functions": 1}
+    assert ExtractStats(**one, files_with_functions=1).describe() == (
+        "1 function in the 1 file read"
+    )
+    assert ExtractStats(**one, files_with_functions=1, skipped_submodules=1).describe() == (
+        "1 function in the 1 file read; skipped: 1 submodule not read"
     )
     assert ExtractStats(skipped_ignored=1, skipped_submodules=2).describe() == (
-        "0 functions in 0 files (1 ignored, 2 submodules not read)"
+        "0 functions, no file read; skipped: 1 ignored, 2 submodules not read"
+    )
+    many = ExtractStats(
+        files_seen=236,
+        files_extracted=83,
+        files_with_functions=66,
+        functions=1463,
+        skipped_unsupported=153,
+        skipped_unreadable=1,
+        skipped_too_large=2,
+    )
+    many.tests.add(False, True)
+    many.test_functions_left_out = 3
+    assert many.describe() == (
+        "1463 functions in 66 of the 83 files read; skipped: 153 files in other "
+        "languages, 2 files too large, 1 unreadable file; --no-tests left out 1 file "
+        "(3 functions)"
+    )
+    assert ExtractStats(files_seen=2, files_extracted=2).describe() == (
+        "0 functions in the 2 files read"
     )
 
 
@@ -389,7 +416,7 @@ def test_excludes(tmp_path: Path) -> None:
     assert qualnames(functions) == ["a"]
     assert stats.skipped_ignored == 0  # .gitignore and .ignore only
     assert (stats.excluded.entries, stats.excluded.dirs, stats.excluded.code) == (3, 1, 1)
-    assert stats.describe() == "1 function in 1 file (3 excluded)"
+    assert stats.describe() == "1 function in the 1 file read; skipped: 3 excluded"
 
 
 @pytest.mark.parametrize(
@@ -399,30 +426,30 @@ def test_excludes(tmp_path: Path) -> None:
             {"a.py": "def a(): pass\n", "b.py": "def b(): pass\n", "r.md": ""},
             ["*.py"],
             "no functions: the exclude patterns matched 2 files in a supported language: "
-            "0 functions in 1 file (1 unsupported, 2 excluded)",
+            "0 functions, no file read; skipped: 1 file in another language, 2 excluded",
         ),
         (
             {"go/a.go": "package a\n", "r.md": ""},
             ["go/"],
             "no functions: the exclude patterns matched 1 directory: "
-            "0 functions in 1 file (1 unsupported, 1 excluded)",
+            "0 functions, no file read; skipped: 1 file in another language, 1 excluded",
         ),
         (
             {"go/a.go": "package a\n", "b.py": "def b(): pass\n"},
             ["go/", "*.py"],
             "no functions: the exclude patterns matched 1 file in a supported language and "
-            "1 directory: 0 functions in 0 files (2 excluded)",
+            "1 directory: 0 functions, no file read; skipped: 2 excluded",
         ),
         (
             {"r.md": "", "x.txt": ""},
             ["*.txt"],
-            "no functions in a supported language: 0 functions in 1 file "
-            "(1 unsupported, 1 excluded)",
+            "no functions in a supported language: 0 functions, no file read; skipped: "
+            "1 file in another language, 1 excluded",
         ),
         (
             {"a.c": "int f(void);\n"},
             [],
-            "no functions in the 1 file read: 0 functions in 1 file",
+            "no functions: 0 functions in the 1 file read",
         ),
     ],
 )

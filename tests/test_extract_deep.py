@@ -202,7 +202,9 @@ def test_stats_and_note_count_what_is_nested_too_deeply(tmp_path: Path) -> None:
     assert len(functions) == MAX_NESTING + 1
     assert stats.skipped_too_deep == 1000 - MAX_NESTING
     assert stats.problems == [("deep.js", "800 functions nested more than 200 levels deep")]
-    assert stats.describe() == "201 functions in 2 files (800 functions nested too deeply)"
+    assert stats.describe() == (
+        "201 functions in the 2 files read; skipped: 800 functions nested too deeply"
+    )
 
 
 def test_the_extractor_never_searches_up_the_tree() -> None:

@@ -222,6 +222,6 @@ def test_everything_at_once(tmp_path: Path) -> None:
     assert [f.to_json_line() for f in first] == [f.to_json_line() for f in second]
     assert len({f.id for f in first}) == len(first) == 3
     assert stats.describe() == (
-        "3 functions in 7 files (1 unsupported, 1 binary, 1 too large, 1 unreadable, "
-        "1 not utf-8, 2 symlinks)"
+        "3 functions in the 2 files read; skipped: 1 file in another language, "
+        "1 binary file, 1 file too large, 1 unreadable file, 1 file not utf-8, 2 symlinks"
     )

@@ -163,10 +163,13 @@ def test_no_tests_leaves_test_directories_and_files_out(tmp_path: Path) -> None:
     stats = ExtractStats()
     functions = list(iter_functions(tmp_path, no_tests=True, stats=stats))
     assert [f.id for f in functions] == ["src/app.py:app:1", "src/testing.py:helper:1"]
-    # tests/, spec/ and src/__tests__/ count once each, as do the four test files
-    assert (stats.tests.entries, stats.tests.dirs, stats.tests.code) == (7, 3, 3)
-    assert stats.test_functions == 0
-    assert stats.describe() == "2 functions in 2 files (7 test paths left out)"
+    # what the user gives up: the 7 test files in a supported language (not the .txt)
+    # and their 7 functions, read only to be counted
+    assert (stats.tests.entries, stats.tests.dirs, stats.tests.code) == (8, 0, 7)
+    assert (stats.test_functions, stats.test_functions_left_out) == (0, 7)
+    assert stats.describe() == (
+        "2 functions in the 2 files read; --no-tests left out 7 files (7 functions)"
+    )
 
 
 def test_no_tests_with_nothing_else_says_so(tmp_path: Path) -> None:
@@ -176,6 +179,6 @@ def test_no_tests_with_nothing_else_says_so(tmp_path: Path) -> None:
     stats = ExtractStats()
     assert list(iter_functions(tmp_path, no_tests=True, stats=stats)) == []
     assert stats.no_functions(tmp_path) == (
-        f"{tmp_path}: no functions: left out as tests: 1 file in a supported language "
-        "and 1 directory: 0 functions in 0 files (2 test paths left out)"
+        f"{tmp_path}: no functions: left out as tests: 2 files in a supported language: "
+        "0 functions, no file read; --no-tests left out 2 files (2 functions)"
     )

@@ -177,12 +177,15 @@ def test_tests_and_excludes_are_left_out_as_in_a_directory(repo: Repo) -> None:
     assert everything.test_functions == 3
     stats = same_as_checkout(repo, third, no_tests=True)
     assert (stats.functions, stats.test_functions) == (everything.functions - 3, 0)
-    # tests/, src/spec/ and lib/tests (the submodule, as its checkout's empty directory)
-    assert (stats.tests.entries, stats.tests.dirs, stats.tests.code) == (5, 3, 1)
-    assert (everything.skipped_submodules, stats.skipped_submodules) == (1, 0)
+    # the four test files (three of them code, holding the three functions), read only
+    # to be counted; lib/tests is a submodule, counted as one
+    assert (stats.tests.entries, stats.tests.dirs, stats.tests.code) == (4, 0, 3)
+    assert stats.test_functions_left_out == 3
+    assert (everything.skipped_submodules, stats.skipped_submodules) == (1, 1)
     both = same_as_checkout(repo, third, no_tests=True, excludes=["src/", "tests/test_*.py"])
-    assert (both.excluded.entries, both.excluded.dirs, both.excluded.code) == (1, 1, 0)
-    assert (both.tests.entries, both.tests.dirs) == (2, 2)  # src/ was excluded first
+    # the excludes come first: src/ and tests/test_app.py, so no test file is left to count
+    assert (both.excluded.entries, both.excluded.dirs, both.excluded.code) == (2, 1, 1)
+    assert (both.tests.entries, both.test_functions_left_out) == (0, 0)
     only = same_as_checkout(repo, third, excludes=["tests/test_*.py", "sub2/"])
     assert (only.excluded.entries, only.excluded.dirs, only.excluded.code) == (2, 1, 1)
 

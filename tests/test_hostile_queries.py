@@ -507,7 +507,7 @@ def test_cli_query_queries_are_data(db: Any, cli: Any, hints_file: Path) -> None
     @given(query=QUERIES.map(as_argv), policy=st.sampled_from(POLICIES))
     def ranks_or_exits_2(query: str, policy: str) -> None:
         # `--` ends the options: a query may begin with "-"
-        result = cli(["query", *_policy_args(policy, hints_file), "--", SNAP, query])
+        result = cli(["query", *_policy_args(policy, hints_file), "--all", "--", SNAP, query])
         _check_cli(result, query, policy)
 
     for i, query in enumerate(CLI_EXAMPLES):
@@ -570,7 +570,7 @@ def test_cli_no_words_note_states_the_order_the_candidates_are_in(
 ) -> None:
     ids = sorted(d.id for d in DOCS)
     for policy in POLICIES:
-        result = cli(["query", *_policy_args(policy, hints_file), "--", SNAP, "!!!???"])
+        result = cli(["query", *_policy_args(policy, hints_file), "--all", "--", SNAP, "!!!???"])
         assert (result.code, result.stderr) == (0, no_words_note(policy)), (policy, result)
         got = [c["id"] for c in json.loads(result.stdout)["candidates"]]
         assert sorted(got) == ids and got[0] == ids[0], policy

@@ -121,7 +121,7 @@ def test_a_refused_change_stores_nothing(
         docs.append({"id": "f999", "text": "def another_new_text(): pass"})
     else:
         docs[9]["id"] = "f009-renamed"
-    first = cli(["load", "refuse", str(write_jsonl(tmp_path / "a.jsonl", DOCS))])
+    first = cli(["load", "refuse", str(write_jsonl(tmp_path / "a.jsonl", DOCS)), "--fresh"])
     assert first.code == 0 and first.stdout.endswith("snapshot 'refuse' (40 documents)\n")
     before = db.counts()
     changed = write_jsonl(tmp_path / "changed.jsonl", docs)

@@ -46,7 +46,7 @@ def test_from_table_equals_the_same_documents_from_a_file(conn: Any, db: Databas
 def test_cli_from_table(cli: Any) -> None:
     result = cli(
         ["load", "cli-table", "--from-table", "app.functions", "--id-column", "fid",
-         "--text-column", "body"]
+         "--text-column", "body", "--fresh"]
     )  # fmt: skip
     assert (result.code, result.stdout) == (0, "loaded snapshot 'cli-table' (300 documents)\n")
     ranked = json.loads(cli(["query", "cli-table", "read config", "--limit", "1"]).stdout)

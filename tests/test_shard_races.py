@@ -65,7 +65,7 @@ def test_remove_refuses_a_shard_a_load_is_writing(coord: Coordinator, tmp_path: 
     src = numbered_jsonl(tmp_path / "race.jsonl", 2_000)
     with (
         table_locked(coord.shards["s3"], "documents") as release,
-        spawned(coord.db.dsn, "load", "race1", str(src), "--shard", "s3") as load,
+        spawned(coord.db.dsn, "load", "race1", str(src), "--shard", "s3", "--fresh") as load,
     ):
         wait_waiting(coord.shards["s3"])  # placed, its 'loading' row written, held
         removed = coord.cli("shards", "remove", "s3")
@@ -266,7 +266,7 @@ def test_from_table_reads_the_coordinator_table(coord: Coordinator, tmp_path: Pa
         conn.execute(table)
         conn.execute("INSERT INTO public.functions VALUES ('s0', 'shard row')")
     for snap, shard in (("ft1", ["--shard", "s2"]), ("ft2", [])):
-        loaded = coord.cli("load", snap, "--from-table", "public.functions", *shard)
+        loaded = coord.cli("load", snap, "--from-table", "public.functions", "--fresh", *shard)
         assert (loaded.code, loaded.stdout) == (0, f"loaded snapshot {snap!r} (5 documents)\n")
         ranked = json.loads(coord.cli("query", snap, "coord").stdout)
         assert sorted(c["id"] for c in ranked["candidates"]) == [f"c{i}" for i in range(5)]

@@ -388,9 +388,9 @@ def test_library_load_of_70000_documents_ranks(conn: Conn) -> None:
 def test_cli_load_of_70000_documents_from_jsonl_ranks(cli: Any, tmp_path: Path) -> None:
     src = tmp_path / "many.jsonl"
     src.write_text("".join(json.dumps({"id": d.id, "text": d.text}) + "\n" for d in _many()))
-    result = cli(["load", "many-cli", str(src)])
+    result = cli(["load", "many-cli", str(src), "--fresh"])  # not on many-lib: all written
     assert (result.code, result.stdout) == (0, f"loaded snapshot 'many-cli' ({MANY} documents)\n")
-    result = cli(["query", "many-cli", "w69999", "--identifier-hints"])
+    result = cli(["query", "many-cli", "w69999", "--identifier-hints", "--all"])
     assert result.code == 0, result.stderr
     candidates = json.loads(result.stdout)["candidates"]
     assert len(candidates) == MANY and candidates[0]["id"] == "d69999"

@@ -21,7 +21,7 @@ def _dsn(ctx: typer.Context) -> str:
     return resolve_dsn(settings(ctx).dsn)[0]
 
 
-@app.command("upgrade")
+@app.command("upgrade", short_help="Migrate the schema up, and every shard's.")
 def db_upgrade(
     ctx: typer.Context,
     revision: Annotated[str, typer.Argument(metavar="REV", help="Target revision.")] = "head",
@@ -78,7 +78,7 @@ def db_downgrade(
     typer.echo(f"schema at {at or 'base'}{below}")
 
 
-@app.command("current")
+@app.command("current", short_help="Print the schema revision ('base': none).")
 def db_current(ctx: typer.Context) -> None:
     """Print the schema revision of the database ('base' when there is none)."""
     from riido_pg.server import migrate
@@ -86,7 +86,7 @@ def db_current(ctx: typer.Context) -> None:
     typer.echo(migrate.current(_dsn(ctx)) or "base")
 
 
-@app.command("grant-reader")
+@app.command("grant-reader", short_help="Let ROLE query snapshots and nothing else.")
 def db_grant_reader(
     ctx: typer.Context,
     role: Annotated[
@@ -111,7 +111,7 @@ def db_grant_reader(
 _RefusedDsn = Annotated[str | None, typer.Option("--dsn", metavar="URL", hidden=True)]
 
 
-@app.command("stop")
+@app.command("stop", short_help="Stop the embedded server (it starts on demand).")
 def db_stop(ctx: typer.Context, dsn: _RefusedDsn = None) -> None:
     """Stop the embedded server (it starts again on the next command). It is the only
     server this stops: a server RIIDO_PG_DSN names is never affected, and --dsn is

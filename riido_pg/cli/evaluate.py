@@ -22,7 +22,9 @@ from riido_pg.words import count
 __all__ = ["corpus_app", "corpus_docproxy", "eval_command"]
 
 corpus_app = typer.Typer(help="Build evaluation corpora.", no_args_is_help=True)
-corpus_app.command("history")(corpus_history)
+corpus_app.command("history", short_help="Questions and targets from a repository's history.")(
+    corpus_history
+)
 
 
 def eval_command(
@@ -144,7 +146,7 @@ def eval_command(
     print_evaluation(done.evaluation)
 
 
-@corpus_app.command("docproxy")
+@corpus_app.command("docproxy", short_help="Build the pinned documentation-proxy corpus.")
 def corpus_docproxy(
     out_dir: Annotated[
         Path,

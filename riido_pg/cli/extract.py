@@ -80,7 +80,7 @@ def tree_notes(stats: ExtractStats, *, debug: bool = False) -> None:
     every file or function left out, with its reason."""
     line = stats.describe()
     if stats.test_functions:
-        line += f"; {stats.test_functions} of them in test paths (--no-tests leaves them out)"
+        line += f"; {stats.test_functions} of them in test files (--no-tests leaves them out)"
     note(line)
     ids = stats.unindexable_ids
     if ids:

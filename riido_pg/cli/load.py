@@ -142,11 +142,17 @@ def load(
             base=base,
             fresh=fresh,
         )
+        settings(ctx).finish(f"snapshot {loaded.snapshot_id!r} is ready")
     if loaded.stats is not None:
         tree_notes(loaded.stats, debug=settings(ctx).debug)
     verb = {"created": "loaded", "replaced": "replaced", "unchanged": "unchanged:"}[loaded.action]
     line = f"{verb} snapshot {loaded.snapshot_id!r} ({count(loaded.documents, 'document')})"
     result = loaded.result
+    if result.base is not None:  # what was written: the difference to the base
+        on = (  # a replaced snapshot may be stored on its own previous content
+            "its previous version" if result.base == loaded.snapshot_id else f"base {result.base!r}"
+        )
+        line += f" on {on}: +{result.added} −{result.dropped}"
     if loaded.embedded is not None:
         line += f", embedded with {loaded.embedded}"
     typer.echo(line)

@@ -5,7 +5,10 @@ façade and renders what it returns. Every failure a user can fix arrives here a
 :class:`riido_pg.errors.RiidoError` and leaves as one ``error: ...`` line on stderr,
 with the exit code of its class (:mod:`riido_pg.cli.errors`); click's usage errors
 are worded the same way. SIGINT exits 130 and SIGTERM 143, each with one ``error:``
-line, after the interrupted work is rolled back. ``--debug`` shows the traceback.
+line, after the interrupted work is rolled back; once the work is done and kept
+(:meth:`~riido_pg.cli.settings.Settings.finish`) a first signal only adds a ``note:``
+(exit 0), and once the run is over signals are ignored, so the process never dies by
+one after it printed its result. ``--debug`` shows the traceback.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from riido_pg.cli.errors import SIGNALS, exit_code, fail, message, usage_message
 from riido_pg.cli.evaluate import corpus_app, eval_command
 from riido_pg.cli.extract import extract
 from riido_pg.cli.mcp import mcp
+from riido_pg.cli.output import note
 from riido_pg.cli.settings import Settings, settings
 from riido_pg.errors import RiidoError
 
@@ -43,11 +47,17 @@ app = typer.Typer(
 app.command()(search.hints)
 app.command()(load.load)
 app.command()(search.query)
-app.command()(extract)
-app.command("eval")(eval_command)
+# the command list of `riido-pg --help` shows one short line a command: these three
+# would otherwise be their help's first sentence, cut at 80 columns
+app.command(short_help="Write each function of a source tree as a JSON line.")(extract)
+app.command("eval", short_help="Evaluate policies on a corpus: Recall@1, Recall@10, MRR.")(
+    eval_command
+)
 app.command()(mcp)
 app.add_typer(snapshots.app, name="snapshots")
-app.add_typer(shards.app, name="shards")
+app.add_typer(
+    shards.app, name="shards", short_help="Spread snapshots over other PostgreSQL databases."
+)
 app.add_typer(corpus_app, name="corpus")
 app.add_typer(database.app, name="db")
 
@@ -113,7 +123,7 @@ def _on_sigterm(run: Settings) -> None:
 
 def _stopped(run: Settings) -> NoReturn:
     code, text = SIGNALS[signal.Signals(run.signal or signal.SIGINT)]
-    fail(text, code)
+    fail(text if run.finished is None else f"{text}; {run.finished}", code)
 
 
 def _usage(exc: Any) -> NoReturn:
@@ -143,6 +153,18 @@ def main(argv: list[str] | None = None) -> None:
     """Run the ``riido-pg`` command line (:func:`riido_pg.cli.main` imports this module
     and calls it)."""
     run = Settings()
+    try:
+        _main(run, argv)
+    finally:
+        # the run is over, only the interpreter's exit is left: a signal now would kill
+        # the process bare (exit -2 after `loaded snapshot ...`), whatever it said
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, signal.SIG_IGN)
+    if run.late is not None:  # the work is done and said so: exit 0
+        note(f"{SIGNALS[signal.Signals(run.late)][1]} after the work was done; {run.finished}")
+
+
+def _main(run: Settings, argv: list[str] | None) -> None:
     try:  # a ^C from here on is exit 130, also before the command runs
         # libraries log failures we already report as one error line (--debug turns it on)
         logging.disable(logging.CRITICAL)

@@ -29,7 +29,8 @@ from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG
 
 __all__ = ["NO_WORDS", "NO_WORDS_HINTED", "TABLE_ROWS", "hints", "query"]
 
-#: Rows a table shows when neither --limit nor --all is given.
+#: Candidates ``query`` gives (a table's rows, the JSON's candidates) when neither
+#: --limit nor --all is given.
 TABLE_ROWS = 10
 
 #: The same, when hints (a hints file's or a model's) reorder the zeros.
@@ -98,15 +99,15 @@ def query(
 ) -> None:
     """Rank a stored snapshot for a question.
 
-    On a terminal: a table of the first 10 candidates (--limit N for N, --all for
-    every one). Piped, or with --format json: the result JSON with every candidate
-    of the snapshot, unless --limit N.
+    The first 10 candidates (--limit N for N, --all for every one): on a terminal a
+    table, piped or with --format json the result JSON, whose "total" says how many
+    candidates there were in all.
     """
     if limit is not None and every:
         raise ConflictingOptions("--limit and --all cannot be used together")
     shown = fmt or (Format.table if sys.stdout.isatty() else Format.json)
     chosen = policy_from_options(identifier_hints, hints_file, policy, model)
-    cut = limit if limit is not None or every or shown is Format.json else TABLE_ROWS
+    cut = None if every else TABLE_ROWS if limit is None else limit
     with database(ctx) as db:
         ranking = db.rank(
             snapshot_id,
@@ -118,7 +119,7 @@ def query(
         )
     _noted(ranking, hints=chosen.hints, model=model)
     if shown is Format.json:
-        emit_json(ranking.to_dict())
+        emit_json({**ranking.to_dict(), "total": ranking.total})
         return
     from riido_pg.cli.tables import print_ranking
 

@@ -11,7 +11,7 @@ import typer
 
 from riido_pg.cli.options import Format, ListFormatOpt
 from riido_pg.cli.output import emit_json
-from riido_pg.cli.settings import connect
+from riido_pg.cli.settings import connect, settings
 
 __all__ = ["app"]
 
@@ -23,7 +23,7 @@ app = typer.Typer(
 NameArg = Annotated[str, typer.Argument(metavar="NAME", help="The shard's name.")]
 
 
-@app.command("add")
+@app.command("add", short_help="Register a shard and migrate its schema.")
 def shards_add(
     ctx: typer.Context,
     name: NameArg,
@@ -49,6 +49,7 @@ def shards_add(
     password = _read_password(password_file) if password_file is not None else None
     with connect(ctx) as conn:
         add_shard(conn, name, shard_dsn, password=password)
+        settings(ctx).finish(f"shard {name!r} is added")
     typer.echo(f"added shard {name!r}")
 
 
@@ -73,7 +74,7 @@ def _read_password(path: Path) -> str:
     return password
 
 
-@app.command("list")
+@app.command("list", short_help="List shards and their sizes (never credentials).")
 def shards_list(
     ctx: typer.Context,
     fmt: ListFormatOpt = Format.table,
@@ -98,4 +99,5 @@ def shards_remove(ctx: typer.Context, name: NameArg) -> None:
 
     with connect(ctx) as conn:
         remove_shard(conn, name)
+        settings(ctx).finish(f"shard {name!r} is removed")
     typer.echo(f"removed shard {name!r}")

@@ -8,14 +8,14 @@ import typer
 
 from riido_pg.cli.options import Format, ListFormatOpt, SnapshotArg
 from riido_pg.cli.output import emit_json, note
-from riido_pg.cli.settings import database
+from riido_pg.cli.settings import database, settings
 
 __all__ = ["app"]
 
 app = typer.Typer(help="List, drop or move stored snapshots.", no_args_is_help=True)
 
 
-@app.command("list")
+@app.command("list", short_help="List snapshots: documents, state, base, shard.")
 def snapshots_list(ctx: typer.Context, fmt: ListFormatOpt = Format.table) -> None:
     """List snapshots: id, documents, text config, state, created (and shard)."""
     with database(ctx) as db:
@@ -35,10 +35,11 @@ def snapshots_drop(ctx: typer.Context, snapshot_id: SnapshotArg) -> None:
     """Remove a snapshot (from the shard holding it)."""
     with database(ctx) as db:
         db.drop(snapshot_id)
+        settings(ctx).finish(f"snapshot {snapshot_id!r} is dropped")
     typer.echo(f"dropped snapshot {snapshot_id!r}")
 
 
-@app.command("move")
+@app.command("move", short_help="Move a snapshot to another shard.")
 def snapshots_move(
     ctx: typer.Context,
     snapshot_id: SnapshotArg,
@@ -55,6 +56,7 @@ def snapshots_move(
     """Move a snapshot to another shard: copy, verify, switch readers, remove the old copy."""
     with database(ctx) as db:
         moved = db.move(snapshot_id, shard, replace=replace)
+        settings(ctx).finish(f"snapshot {snapshot_id!r} is on shard {shard!r}")
     where = f"shard {moved.came_from!r}" if moved.came_from else "the coordinator"
     typer.echo(f"moved snapshot {snapshot_id!r} from {where} to shard {shard!r}")
     if moved.note:

@@ -1,7 +1,9 @@
 """Human tables on stdout (``--format table``, ``snapshots list``, ``eval``).
 
-Numbers never disappear: number columns are as wide as their widest value and never
-wrap; on a narrow terminal an id wraps (a long one folds) instead. When stdout is not
+A ranking's ids are what people copy: its table is plain text, the id last and never
+folded (:func:`ranking_lines`). In the other tables numbers never disappear: number
+columns are as wide as their widest value and never wrap; on a narrow terminal a name
+wraps (a long one folds) instead. When stdout is not
 a terminal the table is as wide as it needs, so ids are whole. Names come from
 untrusted trees: control characters in them are shown as escapes
 (:func:`riido_pg.quoting.visible`), and rich markup in them is printed as it is.
@@ -10,6 +12,7 @@ untrusted trees: control characters in them are shown as escapes
 from __future__ import annotations
 
 import sys
+import textwrap
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +28,13 @@ if TYPE_CHECKING:
     from riido_pg.ranking import Ranking
     from riido_pg.shards import PlacedSnapshot, ShardInfo
 
-__all__ = ["print_evaluation", "print_ranking", "print_shards", "print_snapshots"]
+__all__ = [
+    "print_evaluation",
+    "print_ranking",
+    "print_shards",
+    "print_snapshots",
+    "ranking_lines",
+]
 
 #: Keys of a candidate that are not scores.
 _NOT_SCORES = ("id", "rank")
@@ -81,28 +90,67 @@ def _number_column(table: Table, name: str, cells: Sequence[str]) -> None:
     _whole_column(table, name, cells, "right")
 
 
-def print_ranking(ranking: Ranking, *, more_hint: bool) -> None:
-    """The ranking: rank, id, and every score the candidates carry (``bm25_score``, and
-    whichever other score the policy adds and ranks by)."""
+#: A score's column header in the ranking table: short, so the row stays narrow and
+#: every header is whole (the JSON keeps the long names).
+_SCORE_HEADERS = {"bm25_score": "bm25", "identifier_bm25_score": "ident bm25"}
+#: The gap between two columns of the ranking table.
+_GAP = "  "
+
+
+def _wrapped(text: str, width: int | None) -> list[str]:
+    """``text`` in lines of at most ``width`` columns, broken only at spaces (a word
+    longer than that, e.g. a snapshot id, is one line of its own); None: one line."""
+    if width is None:
+        return [text]
+    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False)
+
+
+def _score_header(key: str) -> str:
+    return _SCORE_HEADERS.get(key, key.removesuffix("_score"))
+
+
+def ranking_lines(ranking: Ranking, *, width: int | None, more_hint: bool) -> list[str]:
+    """The ranking table as lines of text: rank, every score the candidates carry
+    (``bm25_score``, and whichever other score the policy adds and ranks by), then the
+    id, last and never folded or cut. On a terminal ``width`` columns wide where some
+    row would be longer, each id goes on a line of its own below its row's numbers
+    (an id longer than the terminal is still one line, which the terminal wraps).
+    ``width`` None: a pipe, every row on one line."""
     rows = [c.to_dict() for c in ranking.candidates]
     scores = [k for k in dict.fromkeys(k for r in rows for k in r) if k not in _NOT_SCORES]
-    title = f"{ranking.snapshot_id} · {ranking.policy} · {ranking.status}"
-    table = Table(title=_text(title))
-    ranks = [str(r["rank"]) for r in rows]
-    cells = {k: [f"{r[k]:.6f}" if k in r else "" for r in rows] for k in scores}
-    _number_column(table, "rank", ranks)
-    _id_column(table, "id", [r["id"] for r in rows])
-    for key in scores:
-        _number_column(table, key, cells[key])
-    for i, r in enumerate(rows):
-        table.add_row(ranks[i], _text(r["id"]), *(cells[k][i] for k in scores))
+    cells = [[str(r["rank"]), *(f"{r[k]:.6f}" if k in r else "" for k in scores)] for r in rows]
+    headers = ["rank", *(_score_header(k) for k in scores)]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers)]
+
+    def line(values: Sequence[str]) -> str:
+        return _GAP.join(v.rjust(w) for v, w in zip(values, widths, strict=True))
+
+    ids = [visible(r["id"]) for r in rows]
+    numbers = len(line(headers))
+    own_line = width is not None and any(numbers + len(_GAP) + len(i) > width for i in [*ids, "id"])
+    out = _wrapped(visible(f"{ranking.snapshot_id} · {ranking.policy} · {ranking.status}"), width)
+    if own_line:
+        out += [line(headers), _GAP + "id"]
+    else:
+        out.append(line(headers) + _GAP + "id")
+    for values, name in zip(cells, ids, strict=True):
+        out += [line(values), _GAP + name] if own_line else [line(values) + _GAP + name]
     more = ranking.total - len(ranking.candidates)
     if more > 0 and more_hint:
-        table.caption = (
+        out += _wrapped(
             f"{count(more, 'more candidate')} not shown; --limit N shows the first N, "
-            "--all every one"
+            "--all every one",
+            width,
         )
-    _console(table).print(table)
+    return out
+
+
+def print_ranking(ranking: Ranking, *, more_hint: bool) -> None:
+    """:func:`ranking_lines` on stdout, as wide as the terminal (a pipe: unbounded)."""
+    width = Console().width if sys.stdout.isatty() else None
+    sys.stdout.write(
+        "".join(f"{text}\n" for text in ranking_lines(ranking, width=width, more_hint=more_hint))
+    )
 
 
 def print_snapshots(snaps: Sequence[PlacedSnapshot]) -> None:

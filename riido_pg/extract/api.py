@@ -179,6 +179,7 @@ def file_functions(
         stats.functions += 1
         stats.test_functions += in_tests
         functions.append(function)
+    stats.files_with_functions += bool(functions)
     return functions
 
 
@@ -240,6 +241,24 @@ def _unread(
     return paths
 
 
+def _left_out_as_test(
+    tree: Tree,
+    entry: Entry,
+    selected: frozenset[str],
+    max_file_bytes: int,
+    stats: ExtractStats,
+    cache: FileCache | None,
+) -> None:
+    """Count a test file ``no_tests`` leaves out: a file in a selected language, and
+    the functions it holds."""
+    code = isinstance(_language(entry.rel, selected), str)
+    stats.tests.add(False, code)
+    if code:
+        stats.test_functions_left_out += len(
+            file_functions(tree, entry, selected, max_file_bytes, ExtractStats(), cache)
+        )
+
+
 def _generate(
     tree_context: AbstractContextManager[Tree],
     selected: frozenset[str],
@@ -252,16 +271,20 @@ def _generate(
     cache: FileCache | None,
 ) -> Iterator[Function]:
     with tree_context as tree:
+        # test code is walked and parsed even with no_tests, only to count the files and
+        # functions left out (the note says what --no-tests cost, not how many paths)
         entries = walk(
             tree,
             excludes=exclude_spec,
             include_vendored=include_vendored,
             stats=stats,
-            no_tests=no_tests,
             languages=selected,
         )
         tree.plan(_unread(tree, entries, selected, max_file_bytes, cache))
         for entry in entries:
+            if no_tests and is_test_path(entry.rel):
+                _left_out_as_test(tree, entry, selected, max_file_bytes, stats, cache)
+                continue
             stats.files_seen += 1
             if on_file is not None:
                 on_file(entry.rel)

@@ -7,9 +7,11 @@ Every file the walk reaches after the ignore rules is counted once in
     files_seen == files_extracted + skipped_unsupported + skipped_binary
                   + skipped_too_large + skipped_unreadable + skipped_undecodable
 
-Entries pruned before that (ignored, excluded, vendored, symlinks, tests left
-out, unreadable directories, a git revision's submodules) are counted separately and are not part of
-``files_seen``; a pruned directory counts once and its contents are never read.
+Entries pruned before that (ignored, excluded, vendored, symlinks, unreadable
+directories, a git revision's submodules) are counted separately and are not part of
+``files_seen``; a pruned directory counts once and its contents are never read. Test
+files that ``no_tests`` leaves out are read only to count them and their functions
+(``tests``, ``test_functions_left_out``), and are not part of ``files_seen`` either.
 """
 
 from __future__ import annotations
@@ -58,6 +60,8 @@ class ExtractStats:
     files_seen: int = 0
     #: Files read and parsed (even when they define no function).
     files_extracted: int = 0
+    #: Of them, files with at least one function.
+    files_with_functions: int = 0
     #: Documents produced.
     functions: int = 0
     #: Files of no selected language (by extension).
@@ -74,8 +78,10 @@ class ExtractStats:
     skipped_ignored: int = 0
     #: Files and directories matched by the caller's ``excludes``.
     excluded: LeftOut = field(default_factory=LeftOut)
-    #: Test files and directories left out (``no_tests``; ``riido_pg.extract.paths``).
+    #: Test files left out (``no_tests``; ``riido_pg.extract.paths``).
     tests: LeftOut = field(default_factory=LeftOut)
+    #: The functions in them.
+    test_functions_left_out: int = 0
     #: Of ``functions``, those in a test path.
     test_functions: int = 0
     #: Vendored or generated directories and minified files.
@@ -106,16 +112,17 @@ class ExtractStats:
         self.problems.append((path, reason))
 
     def describe(self) -> str:
-        """One line, e.g. ``0 functions in 3 files (2 unsupported, 1 binary)``."""
+        """One line: the functions, the files they are in and the files read, then what
+        was skipped by reason, e.g. ``4 functions in 2 of the 3 files read; skipped: 2
+        files in other languages, 1 binary file``."""
         parts = [
-            (self.skipped_unsupported, "unsupported"),
-            (self.skipped_binary, "binary"),
-            (self.skipped_too_large, "too large"),
-            (self.skipped_unreadable, "unreadable"),
-            (self.skipped_undecodable, "not utf-8"),
+            (self.skipped_unsupported, ("file in another language", "files in other languages")),
+            (self.skipped_binary, ("binary file", "binary files")),
+            (self.skipped_too_large, ("file too large", "files too large")),
+            (self.skipped_unreadable, ("unreadable file", "unreadable files")),
+            (self.skipped_undecodable, ("file not utf-8", "files not utf-8")),
             (self.skipped_ignored, "ignored"),
             (self.excluded.entries, "excluded"),
-            (self.tests.entries, ("test path left out", "test paths left out")),
             (self.skipped_vendored, "vendored"),
             (self.skipped_symlinks, ("symlink", "symlinks")),
             (self.dirs_unreadable, ("unreadable directory", "unreadable directories")),
@@ -132,10 +139,20 @@ class ExtractStats:
             for count, label in parts
             if count
         )
-        noun = "function" if self.functions == 1 else "functions"
-        files = "file" if self.files_seen == 1 else "files"
-        line = f"{self.functions} {noun} in {self.files_seen} {files}"
-        return f"{line} ({skipped})" if skipped else line
+        found = _count(self.functions, "function", "functions")
+        read = self.files_extracted
+        if read == 0:
+            line = f"{found}, no file read"
+        elif self.files_with_functions in (0, read):
+            line = f"{found} in the {_count(read, 'file', 'files')} read"
+        else:
+            line = f"{found} in {self.files_with_functions} of the {read} files read"
+        if skipped:
+            line += f"; skipped: {skipped}"
+        if self.tests.code:
+            left = _count(self.test_functions_left_out, "function", "functions")
+            line += f"; --no-tests left out {_count(self.tests.code, 'file', 'files')} ({left})"
+        return line
 
     def no_functions(self, root: object) -> str:
         """Why ``root`` gave no function, in one line: what the caller left out when
@@ -150,8 +167,7 @@ class ExtractStats:
                 f"index ({shown}): {found}"
             )
         if self.files_extracted:
-            files = "file" if self.files_extracted == 1 else "files"
-            return f"{root}: no functions in the {self.files_extracted} {files} read: {found}"
+            return f"{root}: no functions: {found}"
         reasons = []
         if self.excluded.code or self.excluded.dirs:
             reasons.append(f"the exclude patterns matched {self.excluded.describe()}")

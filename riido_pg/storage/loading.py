@@ -85,6 +85,9 @@ class LoadResult:
     #: Documents in its own new segment, and documents of its path it does not hold.
     added: int = 0
     removed: int = 0
+    #: Documents of the base it does not hold: with ``added``, its difference to the
+    #: base (``removed`` also counts what the base itself had removed from the path).
+    dropped: int = 0
     #: What the caller should know of a load that succeeded (an interrupt that cut the
     #: tidying after the snapshot was published short), else None.
     note: str | None = None
@@ -256,6 +259,7 @@ def _result(req: Request, staged: Staged, layout: Layout, marked: bool) -> LoadR
         base,
         added,
         layout.removed,
+        len(layout.gone),
     )
 
 

@@ -3,7 +3,7 @@
 :func:`run_cli` calls :func:`riido_pg.cli.main.main` in this process, set up as a new
 process would find things: stdin, stdout and stderr are typer's ``CliRunner``
 buffers (not terminals, like pipes), the environment is :func:`cli_env`'s, the
-root logger is bare and logging enabled, the SIGTERM handler ``main()`` installs and
+root logger is bare and logging enabled, the SIGINT and SIGTERM handlers ``main()`` installs and
 the model cache (:func:`riido_pg.ranking.model_hints.model_named`) are reset
 afterwards, and an exception ``main()`` lets through (``--debug``) becomes a
 traceback on stderr and exit 1, as the interpreter does. Its result is what
@@ -140,12 +140,13 @@ def _forget_models() -> None:
 @contextmanager
 def _as_a_new_process(env: Mapping[str, str]) -> Iterator[None]:
     """This process's global state as a new ``riido-pg`` process finds it, and put back
-    afterwards: environment, root logger, logging switch, SIGTERM handler, model cache."""
+    afterwards: environment, root logger, logging switch, SIGINT and SIGTERM handlers,
+    model cache."""
     saved_env = dict(os.environ)
     root = logging.getLogger()
     saved_handlers, saved_level = list(root.handlers), root.level
     saved_disable = logging.root.manager.disable
-    saved_sigterm = signal.getsignal(signal.SIGTERM)
+    saved_signals = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
     for handler in saved_handlers:
         root.removeHandler(handler)
     root.setLevel(logging.WARNING)
@@ -157,7 +158,8 @@ def _as_a_new_process(env: Mapping[str, str]) -> Iterator[None]:
     finally:
         _set_environ(saved_env)
         _forget_models()
-        signal.signal(signal.SIGTERM, signal.SIG_DFL if saved_sigterm is None else saved_sigterm)
+        for signum, handler in saved_signals.items():
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
         for handler in list(root.handlers):  # --debug's logging.basicConfig
             root.removeHandler(handler)
         for handler in saved_handlers:
