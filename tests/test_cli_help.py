@@ -169,6 +169,7 @@ Commands:
   query      Rank a stored snapshot for a question.
   extract    Write each function of a source tree as a JSON line.
   eval       Evaluate policies on a corpus: Recall@1, Recall@10, MRR.
+  mcp        Serve search to coding agents over stdio (MCP).
   snapshots  List, drop or move stored snapshots.
   shards     Spread snapshots over other PostgreSQL databases.
   corpus     Build evaluation corpora.

@@ -47,13 +47,13 @@ app = typer.Typer(
 app.command()(search.hints)
 app.command()(load.load)
 app.command()(search.query)
-# the command list of `riido-pg --help` shows one short line a command: these three
+# the command list of `riido-pg --help` shows one short line a command: these
 # would otherwise be their help's first sentence, cut at 80 columns
 app.command(short_help="Write each function of a source tree as a JSON line.")(extract)
 app.command("eval", short_help="Evaluate policies on a corpus: Recall@1, Recall@10, MRR.")(
     eval_command
 )
-app.command()(mcp)
+app.command(short_help="Serve search to coding agents over stdio (MCP).")(mcp)
 app.add_typer(snapshots.app, name="snapshots")
 app.add_typer(
     shards.app, name="shards", short_help="Spread snapshots over other PostgreSQL databases."
