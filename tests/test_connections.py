@@ -98,6 +98,7 @@ METHODS: dict[str, Op] = {
     "drop": Op(lambda c, n, _: Database(c).drop(n), writes=str, drops=True),
     "move": Op(lambda c, n, _: Database(c).move("base", "nowhere"), commits=True),
     "rank": Op(lambda c, n, _: Database(c).rank("base", "read config", limit=1)),
+    "search": Op(lambda c, n, _: Database(c).search("base", "read config", policy="bm25", limit=1)),
     "rank_documents": Op(
         lambda c, n, _: Database(c).rank_documents(RankRequest("x", "read", DocumentSet(DOCS)))
     ),
