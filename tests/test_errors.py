@@ -3,6 +3,7 @@ translated once, inside the library (riido_pg.server.errors)."""
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator
 from typing import Any
 
@@ -77,8 +78,10 @@ def test_missing_schema_is_schema_missing(bare_db: Database) -> None:
             rank_snapshot(conn, "x", "read")
         with pytest.raises(SchemaMissing, match="riido-pg --dsn URL db upgrade"):
             list_snapshots(conn)
-    with pytest.raises(SchemaMissing, match="riido-pg --dsn URL db upgrade"):
+    with pytest.raises(SchemaMissing) as named:  # the DSN given, in the command to run
         connect(bare_db.dsn)
+    command = f"riido-pg --dsn {shlex.quote(bare_db.dsn)} db upgrade"
+    assert str(named.value) == f"the database has no riido schema: create it with `{command}`"
 
 
 @pytest.fixture

@@ -105,10 +105,7 @@ def _global(
         bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")
     ] = False,
 ) -> None:
-    source = ctx.get_parameter_source("dsn")
-    # RIIDO_PG_DSN stays the library's to read (riido_pg.db.connect), so that what it
-    # says (`db upgrade` "with RIIDO_PG_DSN set") names where the server came from
-    settings(ctx, None if source is not None and source.name == "ENVIRONMENT" else dsn, debug)
+    settings(ctx, dsn, debug)
 
 
 def _on_sigterm(run: Settings) -> None:

@@ -91,7 +91,8 @@ def connect(dsn: str | None = None, *, migrate: bool = True) -> Conn:
                 conn.close()
                 if exc.hint is None:  # newer than this riido-pg: no upgrade helps
                     raise
-                raise SchemaMissing(exc.message, upgrade_hint(dsn)) from None
+                named = dsn if dsn and dsn != config.DSN.raw() else None  # else the variable
+                raise SchemaMissing(exc.message, upgrade_hint(named)) from None
             from riido_pg.server import migrate as migrations
 
             migrations.upgrade(url)
