@@ -1,4 +1,4 @@
-"""Peak memory of reading a git revision against reading its checkout (issue 27, item 9).
+"""Peak memory of reading a git revision against reading its checkout.
 
 A synthetic repository is written with ``git fast-import`` into a temporary
 directory: ``--files`` Python files of ``--functions`` functions each in directories
