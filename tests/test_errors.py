@@ -124,7 +124,7 @@ def test_cli_malformed_dsn_is_one_line_exit_2(dsn: str, cli: Any) -> None:
 
 
 def test_limit_message_names_no_cli_flag(conn: Any) -> None:
-    with pytest.raises(InvalidInput, match=r"^limit must be at least 1$"):
+    with pytest.raises(InvalidInput, match=r"^limit must be from 1 to 9223372036854775807$"):
         rank_snapshot(conn, "err", "read", limit=0)
 
 
