@@ -29,7 +29,7 @@ _STEPS = (
 )
 
 #: Query words that make a question about tests: the test rule leaves test documents
-#: where their score puts them (README "Implementation before tests").
+#: where their score puts them (README "Fields").
 TEST_WORDS = frozenset({"test", "tests", "testing", "tested", "pytest", "unittest", "spec"})
 
 

@@ -187,7 +187,7 @@ def test_extract_rev_of_a_directory_named_with_a_newline(tmp_path: Path) -> None
     r.write("new/b.py", PY.format(name="beside", n=2))
     r.commit("Add a directory whose name holds a newline")
     result = offline(["extract", str(r.path / "new\nline"), "--rev", "HEAD"])
-    assert (result.code, result.stderr) == (0, "note: 1 function in 1 file\n")
+    assert (result.code, result.stderr) == (0, "note: 1 function in the 1 file read\n")
     assert [json.loads(line)["id"] for line in result.stdout.splitlines()] == ["deep/a.py:inside:1"]
     deep = offline(["extract", str(r.path / "new\nline" / "deep"), "--rev", "HEAD"])
     assert deep.code == 0 and '"a.py:inside:1"' in deep.stdout, deep.stderr
