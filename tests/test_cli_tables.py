@@ -158,8 +158,9 @@ def test_every_id_is_the_end_of_a_line_and_every_header_whole(
 def test_listings_show_every_state_number_and_date_whole(
     capsys: pytest.CaptureFixture[str], monkeypatch: Any, columns: int | None
 ) -> None:
-    """`snapshots list` and `shards list` on a narrow terminal: names fold, every short
-    value (a state, a text configuration, a count, a date, a port) is shown whole."""
+    """`snapshots list` and `shards list` on a narrow terminal: every name (a snapshot
+    id, a base, a shard: what users copy) and every short value (a state, a text
+    configuration, a count, a date, a port) is shown whole, on one line."""
     if columns is not None:
         monkeypatch.setenv("COLUMNS", str(columns))
         monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
@@ -183,6 +184,11 @@ def test_listings_show_every_state_number_and_date_whole(
         "+3 / −1",
         "5432",
         "9876543",
+        LONG,
+        "shard-one",
+        "(coordinator)",
+        "s1",
+        "db.example.com",
     ):
         assert value in cells, out
     assert "…" not in out, out

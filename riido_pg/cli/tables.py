@@ -63,15 +63,14 @@ def _text(value: str) -> Text:
 
 #: A header word up to this long keeps a column of short values as wide as the word.
 _HEADER_WORD = 10
-#: The narrowest a column of names gets on a narrow terminal (a shorter name: its width).
-_NAME_WIDTH = 8
 
 
 def _id_column(table: Table, name: str, cells: Sequence[str] = ()) -> None:
-    """The column of names: it wraps, and folds a name longer than its width; it keeps
-    at least :data:`_NAME_WIDTH` characters (or its widest name's)."""
+    """The column of names (snapshot ids, bases, shards: what users copy): as wide as
+    its widest name, so no name is ever folded; a table wider than the terminal is
+    printed at its own width and the terminal wraps its lines (:func:`_console`)."""
     widest = max([len(name), *(len(visible(c)) for c in cells)])
-    table.add_column(name, overflow="fold", min_width=min(widest, _NAME_WIDTH))
+    table.add_column(name, no_wrap=True, min_width=widest)
 
 
 def _whole_column(
