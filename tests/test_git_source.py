@@ -363,9 +363,9 @@ def test_a_stored_file_cache_carries_parses_to_the_next_run(repo: Repo, tmp_path
     """What one run parsed at a revision is read back by the next (another process,
     in `load REPO --rev` loops): the same documents, only the changed files parsed; a
     damaged file or one of other extraction rules is ignored and replaced."""
-    from riido_pg.extract import cache as cache_module
+    from riido_pg.extract import stored_cache as cache_module
     from riido_pg.extract import tree_documents
-    from riido_pg.extract.cache import StoredFileCache, stored_cache_path
+    from riido_pg.extract.stored_cache import StoredFileCache, stored_cache_path
 
     first, second = repo.first, repo.second  # type: ignore[attr-defined]
     path = stored_cache_path(tmp_path / "home", repo.path / ".git")
@@ -383,7 +383,7 @@ def test_a_stored_file_cache_carries_parses_to_the_next_run(repo: Repo, tmp_path
     stamp = path.stat().st_mtime_ns
     assert docs(second, again) == docs(second) and again.misses == 0
     assert path.stat().st_mtime_ns == stamp
-    path.write_bytes(b"\x1f\x8b not gzip at all")
+    path.write_bytes(b"SQLite format 3\0 not sqlite at all")
     damaged = StoredFileCache(path)
     assert len(damaged) == 0 and docs(first, damaged) == docs(first)
     assert len(StoredFileCache(path)) > 6  # replaced by a good one
@@ -395,7 +395,7 @@ def test_a_stored_file_cache_carries_parses_to_the_next_run(repo: Repo, tmp_path
 def test_load_at_a_revision_keeps_its_file_cache_under_the_home(
     repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from riido_pg.extract.cache import stored_cache_path
+    from riido_pg.extract.stored_cache import stored_cache_path
     from riido_pg.sources import TreeOptions, open_source
 
     monkeypatch.setenv("RIIDO_PG_HOME", str(tmp_path / "home"))

@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from support.gitrepos import git_env
 
-from riido_pg.extract.ignore import compile_lines
+from riido_pg.extract.ignore import compile_lines, ignore_file_lines
 from riido_pg.extract.stats import ExtractStats
 from riido_pg.extract.walk import DiskTree, walk
 from riido_pg.extract.wildmatch import InvalidPattern, compile_pattern
@@ -194,3 +194,69 @@ def test_a_backtracking_pattern_does_not_stall_extraction(tmp_path: Path) -> Non
     assert git_ignored(tmp_path, [rel + b"f.py", rel + b"zzz"]) == {rel + b"zzz"}
     spec, _ = compile_lines(HOSTILE.splitlines())
     assert [spec.decide(p.decode(), False) for p in (rel + b"f.py", rel + b"zzz")] == [None, True]
+
+
+#: An ignore file whose lines ``str.splitlines`` would cut elsewhere than git does: a
+#: byte order mark, ``\v``, ``\f``, a bare ``\r``, ``\x1c`` and U+2028 inside lines,
+#: ``\r\n`` and ``\r\r\n`` endings, a NUL (git's pattern ends there), a last line with no
+#: newline.
+ODD_LINES = (
+    b"\xef\xbb\xbfbom.f\n"
+    b"v\x0bv.f\nf\x0cf.f\nr\rr.f\ns\x1cs.f\nu\xe2\x80\xa8u.f\n"
+    b"crlf.f\r\ndouble.f\r\r\nnul.f\0tail\nlast.f\r"
+)
+ODD_FILES = [
+    "bom.f", "\ufeffbom.f", "v", "v.f", "v\vv.f", "f", "f.f", "f\ff.f", "r", "r.f",
+    "r\rr.f", "s", "s.f", "s\x1cs.f", "u", "u.f", "u\u2028u.f", "crlf.f", "crlf.f\r",
+    "double.f", "double.f\r", "nul.f", "last.f", "kept.f",
+]  # fmt: skip
+
+
+def test_ignore_files_are_split_into_lines_as_git_splits_them(tmp_path: Path) -> None:
+    """The walk of a directory and of a revision keep exactly what ``git check-ignore
+    --no-index`` keeps (main split with ``str.splitlines``: ``v``, ``f``, ``r`` … were
+    ignored and ``bom.f``, ``crlf.f`` were not, nor ``v\\vv.f``)."""
+    from support.gitrepos import Repo
+
+    from riido_pg.extract.gittree import open_revision
+
+    repo = Repo(tmp_path / "repo")
+    for name in ODD_FILES:
+        repo.write(name, b"x")
+    repo.write(".gitignore", ODD_LINES)
+    made = sorted([*ODD_FILES, ".gitignore"])
+    ignored = git_ignored(repo.path, [b"./" + rel.encode() for rel in made])
+    kept = [rel for rel in made if b"./" + rel.encode() not in ignored]
+    assert "bom.f" not in kept and "v\vv.f" not in kept and "crlf.f" not in kept
+    assert "v" in kept and "r.f" in kept and "crlf.f\r" in kept and "double.f\r" not in kept
+    assert "nul.f" not in kept
+    assert walked(repo.path) == kept
+    repo.commit("odd ignore file")
+    stats = ExtractStats()
+    with open_revision(repo.path, "HEAD") as tree:
+        entries = walk(tree, excludes=None, include_vendored=True, stats=stats)
+        assert [e.rel for e in entries] == kept
+
+
+def git_buffer_lines(data: bytes) -> list[bytes]:
+    """The lines of ``add_patterns_from_buffer`` (git's dir.c), transliterated: the
+    byte order mark skipped, a newline added when the last is missing, each line up to
+    a ``\\n`` less one ``\\r`` before it, read as a C string."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    if data and data[-1:] != b"\n":
+        data += b"\n"
+    lines, entry = [], 0
+    for i, byte in enumerate(data):
+        if byte == ord("\n"):
+            end = i - (i > entry and data[i - 1] == ord("\r"))
+            lines.append(data[entry:end].split(b"\0", 1)[0])
+            entry = i + 1
+    return lines
+
+
+@given(st.lists(st.sampled_from([b"a", b"\n", b"\r", b"\0", b"\xef\xbb\xbf", b"\v", b"\xff"])))
+def test_ignore_file_lines_are_git_buffer_lines(pieces: list[bytes]) -> None:
+    data = b"".join(pieces)
+    expected = [line.decode("utf-8", "replace") for line in git_buffer_lines(data)]
+    assert ignore_file_lines(data) == expected

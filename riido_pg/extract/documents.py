@@ -62,6 +62,13 @@ def tree_documents(
             progress("files", counts.files_seen, 0)
 
     def functions() -> Iterator[Document]:
+        try:
+            yield from documents()
+        finally:
+            if cache is not None:
+                cache.close()  # a walk stopped early: what it began to keep is let go
+
+    def documents() -> Iterator[Document]:
         n = 0
         for function in iter_functions(
             root,

@@ -46,7 +46,7 @@ from riido_pg.extract.git import (
     git_env,
     open_repository,
 )
-from riido_pg.extract.ignore import GIT_INFO_EXCLUDE, IGNORE_FILES
+from riido_pg.extract.ignore import GIT_INFO_EXCLUDE, IGNORE_FILES, ignore_file_lines
 from riido_pg.extract.reading import Skipped, check_content, too_large
 from riido_pg.extract.stats import ExtractStats
 from riido_pg.extract.walk import MAX_IGNORE_FILE_BYTES, Item, Kind, read_ignore_file
@@ -287,7 +287,7 @@ class RevisionTree:
         if found[2] is None:
             stats.problem(rel, "ignore file not read: too large")
             return []
-        return found[2].decode("utf-8", "replace").splitlines()
+        return ignore_file_lines(found[2])
 
     def ignore_lines(self, path: str, base: str, stats: ExtractStats) -> list[str]:
         lines: list[str] = []

@@ -46,6 +46,7 @@ __all__ = [
     "IgnoreSpec",
     "compile_excludes",
     "compile_lines",
+    "ignore_file_lines",
     "is_vendored",
 ]
 
@@ -87,6 +88,20 @@ class IgnoreSpec:
     def matches(self, path: str, is_dir: bool) -> bool:
         """Whether ``path`` is ignored by these patterns."""
         return bool(self.decide(path, is_dir))
+
+
+def ignore_file_lines(data: bytes) -> list[str]:
+    """An ignore file's lines as git reads them: a leading UTF-8 byte order mark
+    skipped, split on ``\\n`` only (``\\r``, ``\\v``, ``\\f`` and the other line
+    breaks of ``str.splitlines`` belong to the line), one ``\\r`` before it dropped, each
+    line ending at a NUL (git keeps patterns as C strings); bytes that are not UTF-8
+    are replaced."""
+    lines = data.removeprefix(b"\xef\xbb\xbf").split(b"\n")
+    if lines[-1] == b"":  # the end of the last line, not a line
+        lines.pop()
+    return [
+        line.removesuffix(b"\r").split(b"\0", 1)[0].decode("utf-8", "replace") for line in lines
+    ]
 
 
 def compile_lines(lines: Iterable[str]) -> tuple[IgnoreSpec, list[str]]:

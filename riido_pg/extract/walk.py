@@ -33,6 +33,7 @@ from riido_pg.extract.ignore import (
     IgnoreRules,
     IgnoreSpec,
     compile_lines,
+    ignore_file_lines,
     is_vendored,
 )
 from riido_pg.extract.languages import language_of
@@ -130,7 +131,7 @@ def read_ignore_file(path: str, rel: str, stats: ExtractStats) -> list[str]:
     if len(data) > MAX_IGNORE_FILE_BYTES:
         stats.problem(rel, "ignore file not read: too large")
         return []
-    return data.decode("utf-8", "replace").splitlines()
+    return ignore_file_lines(data)
 
 
 def _info_exclude(root: str) -> str:

@@ -146,8 +146,8 @@ def open_source(
     cache = None
     if options.rev is not None:
         from riido_pg import config
-        from riido_pg.extract.cache import StoredFileCache, stored_cache_path
         from riido_pg.extract.gittree import open_revision
+        from riido_pg.extract.stored_cache import StoredFileCache, stored_cache_path
 
         revision = open_revision(path, options.rev)  # checked now; the stream opens it again
         # what the last read of this repository parsed, kept under riido-pg's home
