@@ -156,8 +156,9 @@ def test_corpus_history_runs_nothing(repos: tuple[Repo, Path], tmp_path: Path) -
 def test_load_rev_and_eval_run_nothing(cli: Cli, repos: tuple[Repo, Path], tmp_path: Path) -> None:
     repo, markers = repos
     twin = repo.path.parent / "twin"
-    got = cli(["load", "hostile@1", str(repo.path), "--rev", "HEAD~1"])
-    want = cli(["load", "twin@1", str(twin), "--rev", "HEAD~1"])
+    # --fresh: the second load would otherwise name the first as its base
+    got = cli(["load", "hostile@1", str(repo.path), "--rev", "HEAD~1", "--fresh"])
+    want = cli(["load", "twin@1", str(twin), "--rev", "HEAD~1", "--fresh"])
     assert got.code == 0 and got.stdout.replace("hostile", "twin") == want.stdout, got.stderr
     no_marker(markers)
     corpora = []
