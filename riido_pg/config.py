@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from riido_pg.errors import InvalidSetting
-from riido_pg.redact import unparsed_reason
+from riido_pg.redact import dsn_params
 
 __all__ = [
     "DEFAULT_LOAD_TIMEOUT_MS",
@@ -101,14 +101,7 @@ class Variable(Generic[T]):
 
 
 def _dsn(value: str) -> str:
-    import psycopg
-    from psycopg.conninfo import conninfo_to_dict
-
-    try:
-        conninfo_to_dict(value)
-    except psycopg.Error as exc:
-        first = (str(exc).strip().splitlines() or [""])[0]
-        raise ValueError(unparsed_reason(first)) from None
+    dsn_params(value)  # a ValueError naming libpq's reason, none of the input
     return value
 
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from urllib.parse import unquote
 
-__all__ = ["MASK", "redact_dsn", "unparsed_reason"]
+__all__ = ["MASK", "NOT_UTF8", "dsn_params", "redact_dsn", "unparsed_reason"]
 
 #: What a secret is replaced with.
 MASK = "***"
@@ -187,3 +187,23 @@ def unparsed_reason(message: str) -> str:
         if match:
             return shown.format(*match.groups())
     return "libpq could not parse it (its message is not shown: it may quote a password)"
+
+
+#: What is said of a DSN whose percent-encoded bytes are not UTF-8 (psycopg raises a
+#: UnicodeDecodeError of its own there, which names a byte of the input).
+NOT_UTF8 = "a percent-encoded part is not UTF-8"
+
+
+def dsn_params(dsn: str) -> dict[str, str]:
+    """The parameters libpq reads from ``dsn``; a string it cannot parse raises
+    :class:`ValueError` whose text is :func:`unparsed_reason`'s (none of the input)."""
+    import psycopg
+    from psycopg.conninfo import conninfo_to_dict
+
+    try:
+        params = conninfo_to_dict(dsn)
+    except psycopg.Error as exc:
+        raise ValueError(unparsed_reason((str(exc).strip().splitlines() or [""])[0])) from None
+    except UnicodeDecodeError:
+        raise ValueError(NOT_UTF8) from None
+    return {k: str(v) for k, v in params.items() if v is not None}

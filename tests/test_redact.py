@@ -36,6 +36,8 @@ def _libpq_error(dsn: str) -> str:
         conninfo_to_dict(dsn)
     except psycopg.Error as exc:
         return str(exc)
+    except UnicodeDecodeError:  # psycopg's own, on percent-encoded bytes that are not UTF-8
+        return ""
     return ""
 
 
@@ -208,6 +210,20 @@ def test_unparsed_reason_keeps_nothing_of_the_input(text: str) -> None:
         message = _libpq_error(dsn)
         if message:
             assert "Qz" not in unparsed_reason(message), (dsn, message)
+
+
+@pytest.mark.parametrize("dsn", ["postgresql://u:Qz%80@h/db", "postgresql://u@h/db?password=Qz%ff"])
+def test_percent_encoded_bytes_that_are_not_utf8_are_bad_input(dsn: str, cli: Cli) -> None:
+    for result in (
+        run_cli(["snapshots", "list"], dsn=dsn),
+        run_cli(["--dsn", dsn, "snapshots", "list"], dsn=None),
+        cli(["shards", "add", "s1", dsn]),
+    ):
+        assert result.code == 2, result
+        assert "Qz" not in result.stderr and "%" not in result.stderr, result
+        assert result.stderr.endswith(": a percent-encoded part is not UTF-8\n"), result
+    with pytest.raises(InvalidDsn, match=r"^invalid DSN: a percent-encoded part is not UTF-8$"):
+        connect(dsn)
 
 
 def test_a_message_of_an_unknown_form_is_not_shown() -> None:

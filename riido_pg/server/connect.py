@@ -14,7 +14,7 @@ import psycopg
 from riido_pg import config
 from riido_pg.config import DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS
 from riido_pg.errors import DatabaseUnavailable, Hint, InvalidDsn, SchemaMissing
-from riido_pg.redact import redact_dsn, unparsed_reason
+from riido_pg.redact import NOT_UTF8, redact_dsn, unparsed_reason
 from riido_pg.server.errors import first_line, translated
 
 __all__ = [
@@ -56,6 +56,8 @@ def dial(url: str, **kwargs: Any) -> Conn:
         return psycopg.connect(url, **kwargs)
     except psycopg.ProgrammingError as exc:  # the DSN does not parse
         raise InvalidDsn(f"invalid DSN: {unparsed_reason(first_line(exc))}") from exc
+    except UnicodeDecodeError:  # psycopg decodes percent-encoded bytes as UTF-8
+        raise InvalidDsn(f"invalid DSN: {NOT_UTF8}") from None
     except psycopg.OperationalError as exc:
         message = redact_dsn(first_line(exc), url)
         # libpq refuses a malformed option value before any network work

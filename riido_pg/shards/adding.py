@@ -27,9 +27,9 @@ from riido_pg.errors import (
     ShardExists,
     ShardUnavailable,
 )
-from riido_pg.redact import unparsed_reason
+from riido_pg.redact import dsn_params
 from riido_pg.server.connect import SCHEMA_REVISION, Conn, connect
-from riido_pg.server.errors import first_line, translated
+from riido_pg.server.errors import translated
 from riido_pg.shards.catalog import (
     NAME,
     SERVER_PREFIX,
@@ -127,10 +127,9 @@ def _add_shard(conn: Conn, name: str, dsn: str, password: str | None) -> None:
             "starting with a letter"
         )
     try:
-        params = {k: str(v) for k, v in conninfo_to_dict(dsn).items() if v is not None}
-    except psycopg.ProgrammingError as exc:
-        reason = unparsed_reason(first_line(exc))
-        raise InvalidDsn(f"invalid DSN for shard {name!r}: {reason}") from exc
+        params = dsn_params(dsn)
+    except ValueError as exc:
+        raise InvalidDsn(f"invalid DSN for shard {name!r}: {exc}") from None
     if not params:
         raise InvalidDsn(f"an empty DSN for shard {name!r}: give the shard's PostgreSQL URL")
     if password is not None:
