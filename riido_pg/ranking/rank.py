@@ -194,8 +194,6 @@ def _candidate(row: Row, rank: int, names: dict[int, str], policy: Policy) -> Ca
     )
 
 
-#: Every read of a ranking sees one snapshot of the database.
-READ_ONLY = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 #: Heavy queries hash and sort posting rows; 4MB spills them to disk.
 WORK_MEM = "SET LOCAL work_mem = '32MB'"
 
@@ -207,10 +205,9 @@ def snapshot_ranking_plan(snapshot_id: str, query: str, opts: RankOptions) -> Pl
     return (yield from ranking_plan(snap, query, opts))
 
 
-def setup_plan(fresh_transaction: bool) -> Plan[None]:
-    """The settings a ranking's transaction starts with."""
-    if fresh_transaction:
-        yield Query(READ_ONLY)
+def setup_plan() -> Plan[None]:
+    """The settings a ranking's read transaction
+    (:func:`~riido_pg.server.errors.read_transaction`) starts with."""
     yield Query(WORK_MEM)
 
 
@@ -236,7 +233,7 @@ def rank_snapshot(
     """
     opts = RankOptions.check(query, policy, limit, hints, fused_weight, model)
     with read_transaction(conn):
-        run(conn, setup_plan(False))
+        run(conn, setup_plan())
         return run(conn, snapshot_ranking_plan(snapshot_id, query, opts))
 
 

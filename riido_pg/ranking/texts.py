@@ -58,5 +58,5 @@ def rank_with_texts(
     texts, in the one read-only transaction of the ranking."""
     opts = RankOptions.check(query, policy, limit, None, None, None)
     with read_transaction(conn):
-        run(conn, setup_plan(False))
+        run(conn, setup_plan())
         return run(conn, _found_plan(snapshot_id, query, opts))
