@@ -12,10 +12,14 @@ A SQLAlchemy ``AsyncConnection`` or ``AsyncSession`` of an engine using psycopg
 its psycopg connection is used, inside the transaction SQLAlchemy begins, for the
 caller to commit or roll back.
 
-A connection that is not in autocommit is used in autocommit for the call when it is
-idle, and its own transaction is used as it is when one is open (reads then see that
-transaction's data, as with the sync API); a failed transaction is refused before
-anything runs. Database errors arrive as :class:`~riido_pg.RiidoError` subclasses.
+The connection is taken as the sync API takes it, by the same decision
+(:func:`riido_pg.server.errors.decide`, the table in :mod:`riido_pg.server.errors`):
+a connection that is not in autocommit is used in autocommit for the call when it is
+idle, and a call inside the caller's transaction runs in a savepoint of it (reads then
+see that transaction's data); a failed transaction or a connection busy with a
+statement (``TransactionFailed``) and a closed one (``DatabaseUnavailable``) are
+refused before anything runs. Database errors arrive as :class:`~riido_pg.RiidoError`
+subclasses, translated as the sync API translates them.
 
 Calls on one connection at the same time (``asyncio.gather`` of several) are run one
 after the other, each answered: a lock per connection (and per SQLAlchemy object
@@ -38,7 +42,6 @@ from typing import Any
 import psycopg
 
 from riido_pg.documents import HintsRequest
-from riido_pg.errors import Hint, InvalidInput, TransactionFailed
 from riido_pg.ranking.policies import BM25
 from riido_pg.ranking.rank import (
     Ranking,
@@ -47,7 +50,11 @@ from riido_pg.ranking.rank import (
     setup_plan,
     snapshot_ranking_plan,
 )
-from riido_pg.server.errors import translate
+from riido_pg.server.errors import (
+    async_psycopg_connection,
+    async_read_transaction,
+    async_session,
+)
 from riido_pg.server.plans import run_async
 from riido_pg.storage.scratch import scratch_plan
 from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG
@@ -71,65 +78,19 @@ def _lock(target: object) -> asyncio.Lock:
     return lock
 
 
-async def _psycopg(target: object) -> AsyncConn:
-    """The psycopg connection behind ``target``: itself, or a SQLAlchemy
-    ``AsyncConnection``'s or ``AsyncSession``'s (its transaction begun)."""
-    if isinstance(target, psycopg.AsyncConnection):
-        return target
-    if type(target).__module__.startswith("sqlalchemy.ext.asyncio"):
-        from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
-
-        sa = await target.connection() if isinstance(target, AsyncSession) else target
-        if isinstance(sa, AsyncConnection):
-            if not sa.in_transaction():
-                await sa.begin()
-            raw = (await sa.get_raw_connection()).driver_connection
-            if isinstance(raw, psycopg.AsyncConnection):
-                return raw
-        raise InvalidInput(
-            "riido-pg needs a psycopg 3 connection; this SQLAlchemy connection has another driver",
-            Hint(python="create its engine with a postgresql+psycopg:// URL"),
-        )
-    raise InvalidInput(
-        f"expected a psycopg AsyncConnection or a SQLAlchemy AsyncConnection or AsyncSession, "
-        f"not {type(target).__name__}"
-    )
-
-
 @asynccontextmanager
-async def _session(target: object) -> AsyncIterator[tuple[AsyncConn, bool]]:
+async def _session(target: object) -> AsyncIterator[AsyncConn]:
     """Use ``target``'s connection for one call, after every other call on it (the
-    module docstring): yields it and whether a transaction of the call's own starts
-    with it (False: the caller's transaction is open); translates database errors."""
+    module docstring), through the boundary both drivers share
+    (:func:`riido_pg.server.errors.decide`): yields the psycopg connection."""
     async with AsyncExitStack() as locks:
         await locks.enter_async_context(_lock(target))
-        conn = await _psycopg(target)
+        conn = await async_psycopg_connection(target)
         if conn is not target:
             await locks.enter_async_context(_lock(conn))
-        async with _using(conn) as fresh:
-            yield conn, fresh
-
-
-@asynccontextmanager
-async def _using(conn: AsyncConn) -> AsyncIterator[bool]:
-    status = conn.info.transaction_status
-    if status == psycopg.pq.TransactionStatus.INERROR:
-        raise TransactionFailed(
-            "the connection is in a failed transaction; roll it back first (conn.rollback())"
-        )
-    switched = not conn.autocommit and status == psycopg.pq.TransactionStatus.IDLE
-    if switched:
-        await conn.set_autocommit(True)
-    try:
-        yield status == psycopg.pq.TransactionStatus.IDLE
-    except psycopg.Error as exc:
-        mapped = translate(exc)
-        if mapped is None:
-            raise
-        raise mapped from exc
-    finally:
-        if switched and not conn.closed:
-            await conn.set_autocommit(False)
+        sqlalchemy = conn is not target
+        async with async_session(conn, sqlalchemy):
+            yield conn
 
 
 async def rank_snapshot(
@@ -146,8 +107,8 @@ async def rank_snapshot(
     """:func:`riido_pg.rank_snapshot` on an asyncio connection: the same arguments,
     the same :class:`~riido_pg.Ranking`."""
     opts = RankOptions.check(query, policy, limit, hints, fused_weight, model)
-    async with _session(conn) as (raw, fresh), raw.transaction():
-        await run_async(raw, setup_plan(fresh))
+    async with _session(conn) as raw, async_read_transaction(raw):
+        await run_async(raw, setup_plan())
         return await run_async(raw, snapshot_ranking_plan(snapshot_id, query, opts))
 
 
@@ -166,7 +127,7 @@ async def rank_documents(
     documents are ranked in a scratch snapshot that is always rolled back."""
     opts = RankOptions.check(request.query, policy, limit, hints, fused_weight, model)
     ranking: Ranking | None = None
-    async with _session(conn) as (raw, _), raw.transaction() as tx:
+    async with _session(conn) as raw, raw.transaction() as tx:
         snap = await run_async(raw, scratch_plan(request.documents, text_config))
         ranking = await run_async(raw, documents_ranking_plan(snap, request, opts))
         raise psycopg.Rollback(tx)

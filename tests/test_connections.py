@@ -106,6 +106,7 @@ METHODS: dict[str, Op] = {
     "add_shard": Op(lambda c, n, _: Database(c).add_shard("Bad Name", "host=x"), commits=True),
     "shards": Op(lambda c, n, _: Database(c).shards()),
     "remove_shard": Op(lambda c, n, _: Database(c).remove_shard("nowhere")),
+    "upgrade_shards": Op(lambda c, n, _: Database(c).upgrade_shards()),
     "grant_reader": Op(lambda c, n, _: Database(c).grant_reader("riido_t_conn_reader")),
 }
 #: Calls whose outcome on a usable connection is an error by design (no such shard, a

@@ -38,8 +38,8 @@ from riido_pg.api.history import Note, checked_target, history_on
 from riido_pg.api.loading import Source, opened, store
 from riido_pg.api.models import embed, load_model
 from riido_pg.api.results import Evaluated, Listing, Loaded
-from riido_pg.documents import RankRequest, check_query, check_snapshot_id
-from riido_pg.errors import Hint, InvalidInput, TransactionInProgress
+from riido_pg.documents import RankRequest, check_snapshot_id
+from riido_pg.errors import Hint, TransactionInProgress
 from riido_pg.ranking import BM25, Ranking
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import Connectable, boundary
@@ -176,9 +176,10 @@ class Database:
         (README "Snapshots on a base"). Other ``options`` go to
         :func:`riido_pg.load_snapshot` as they are.
         """
+        from riido_pg.storage.loading import check_load_options
+
         check_snapshot_id(snapshot_id)
-        if jobs is not None and jobs < 1:
-            raise InvalidInput(f"jobs must be at least 1, not {jobs}")
+        check_load_options(jobs, base, fresh)
         if model is not None:
             load_model(model)  # an unknown or uninstalled model fails before any work
         docs, stats = opened(source, snapshot_id, tree, progress)
@@ -257,38 +258,26 @@ class Database:
     ) -> Ranking:
         """Rank a stored snapshot for ``query`` (:func:`riido_pg.rank_snapshot`, on the
         server holding it)."""
-        from riido_pg.ranking import rank_snapshot
+        from riido_pg.ranking.rank import RankOptions, rank_checked
 
         check_snapshot_id(snapshot_id)
-        check_query(query)
-        if model is not None:
-            load_model(model)
+        opts = RankOptions.check(query, policy, limit, hints, fused_weight, model)
         with self._call() as router:
             return router.run(
-                snapshot_id,
-                lambda conn: rank_snapshot(
-                    conn,
-                    snapshot_id,
-                    query,
-                    policy=policy,
-                    limit=limit,
-                    hints=hints,
-                    fused_weight=fused_weight,
-                    model=model,
-                ),
+                snapshot_id, lambda conn: rank_checked(conn, snapshot_id, query, opts)
             )
 
     def search(self, snapshot_id: str, query: str, *, policy: str, limit: int) -> Found:
         """:meth:`rank` (no hints, no model) and the stored text of each candidate, read
         in the ranking's transaction (what ``riido-pg mcp`` answers)."""
+        from riido_pg.ranking.rank import RankOptions
         from riido_pg.ranking.texts import rank_with_texts
 
         check_snapshot_id(snapshot_id)
-        check_query(query)
+        opts = RankOptions.check(query, policy, limit, None, None, None)
         with self._call() as router:
             return router.run(
-                snapshot_id,
-                lambda conn: rank_with_texts(conn, snapshot_id, query, policy=policy, limit=limit),
+                snapshot_id, lambda conn: rank_with_texts(conn, snapshot_id, query, opts)
             )
 
     def rank_documents(
@@ -303,22 +292,11 @@ class Database:
         model: str | None = None,
     ) -> Ranking:
         """Rank the request's documents, keeping nothing (``riido-pg hints``)."""
-        from riido_pg.ranking import rank_documents
+        from riido_pg.ranking.rank import RankOptions, rank_documents_checked
 
-        check_query(request.query)
-        if model is not None:
-            load_model(model)
+        opts = RankOptions.check(request.query, policy, limit, hints, fused_weight, model)
         with self._call() as router:
-            return rank_documents(
-                router.coordinator,
-                request,
-                policy=policy,
-                text_config=text_config,
-                limit=limit,
-                hints=hints,
-                fused_weight=fused_weight,
-                model=model,
-            )
+            return rank_documents_checked(router.coordinator, request, text_config, opts)
 
     # -- evaluation -----------------------------------------------------------------
 
@@ -387,6 +365,14 @@ class Database:
 
         with self._call() as router:
             remove_shard(router.coordinator, name)
+
+    def upgrade_shards(self, revision: str = "head") -> list[tuple[str, str | None]]:
+        """Migrate every shard of this (already upgraded) coordinator to ``revision``:
+        each shard's name and its revision afterwards (``riido-pg db upgrade``)."""
+        from riido_pg.shards import upgrade_shards
+
+        with self._call() as router:
+            return upgrade_shards(router.coordinator, revision)
 
     def grant_reader(self, role: str) -> None:
         """Let ``role`` (an existing role) query snapshots and nothing else."""

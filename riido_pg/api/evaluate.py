@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from riido_pg.api.models import embed, load_model
+from riido_pg.api.models import embed
 from riido_pg.api.results import Evaluated
 from riido_pg.errors import ConflictingOptions, Hint, InvalidCorpus
 from riido_pg.quoting import shell_arg
@@ -120,8 +120,7 @@ def evaluate_on(
         else:
             assert snapshot is not None
             conn, snapshot_id = _found(router, snapshot, text_config), snapshot
-        if model is not None:
-            load_model(model)
+        if model is not None:  # loaded already: the façade checked it before any work
             embed(conn, snapshot_id, model, progress)
         result = evaluate(
             conn,

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from riido_pg.api.evaluate import EvalOptions, check_target
 from riido_pg.api.loading import store
-from riido_pg.api.models import embed, load_model
+from riido_pg.api.models import embed
 from riido_pg.api.results import Evaluated
 from riido_pg.documents import check_snapshot_id
 from riido_pg.errors import ConflictingOptions, Hint, InvalidCorpus, InvalidInput
@@ -199,8 +199,7 @@ def history_on(
     cfg = check_text_config(router.coordinator, options.text_config or DEFAULT_TEXT_CONFIG)
     order, missing = _plan(router, corpora, cfg)
     _load_missing(router, missing, cfg, jobs, progress, note)
-    if model is not None:
-        load_model(model)
+    if model is not None:  # loaded already: the façade checked it before any work
         for _, sid in order:
             embed(router.owner(sid), sid, model, progress)
     parts = [

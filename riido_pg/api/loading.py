@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from riido_pg.documents import Document
-from riido_pg.errors import ConflictingOptions, InvalidInput
+from riido_pg.errors import InvalidInput
 from riido_pg.sources import Kind, Table, TreeOptions, open_source, source_kind
 from riido_pg.storage import LoadResult, Progress
 
@@ -36,11 +36,11 @@ def opened(
             stats = ExtractStats()
         docs = open_source(path, snapshot_id=snapshot_id, tree=tree, stats=stats, progress=progress)
         return docs, stats
-    if tree is not None and tree.given:
-        what = "a table" if isinstance(source, Table) else "documents"
-        raise ConflictingOptions(
-            "languages, excludes, vendored code, test code and a git revision apply to a "
-            f"source tree, not to {what}"
+    if tree is not None:
+        tree.check_source(
+            f"{source.name} is a table"
+            if isinstance(source, Table)
+            else "the source is an iterable of documents"
         )
     return source, None
 

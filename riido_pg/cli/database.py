@@ -7,8 +7,8 @@ from typing import Annotated
 
 import typer
 
-from riido_pg.cli.settings import connect, settings
-from riido_pg.quoting import visible
+from riido_pg.api import visible
+from riido_pg.cli.settings import database, settings
 
 __all__ = ["app"]
 
@@ -16,9 +16,9 @@ app = typer.Typer(help="Schema migrations and the embedded server.", no_args_is_
 
 
 def _dsn(ctx: typer.Context) -> str:
-    from riido_pg.db import resolve_dsn
+    from riido_pg import db
 
-    return resolve_dsn(settings(ctx).dsn)[0]
+    return db.resolve_dsn(settings(ctx).dsn)[0]
 
 
 @app.command("upgrade", short_help="Migrate the schema up, and every shard's.")
@@ -27,20 +27,18 @@ def db_upgrade(
     revision: Annotated[str, typer.Argument(metavar="REV", help="Target revision.")] = "head",
 ) -> None:
     """Migrate the schema up (default: to the newest revision), and every shard's."""
-    from riido_pg.server import migrate
+    from riido_pg.api import schema_revision, schema_target, upgrade_schema
 
     url = _dsn(ctx)
-    target = migrate.target(url, revision)
-    migrate.upgrade(url, revision)
-    at = migrate.current(url)
+    target = schema_target(url, revision)
+    upgrade_schema(url, revision)
+    at = schema_revision(url)
     past = f" (already past {revision}; `riido-pg db downgrade` goes down)" if at != target else ""
     typer.echo(f"schema at {at or 'base'}{past}")
     if at is None or at < "0007":  # no shard catalog below 0007
         return
-    from riido_pg.shards import upgrade_shards
-
-    with connect(ctx, migrate=False) as conn:
-        for name, rev in upgrade_shards(conn, revision):
+    with database(ctx, migrate=False) as db:
+        for name, rev in db.upgrade_shards(revision):
             typer.echo(f"shard {name!r}: schema at {rev or 'base'}")
 
 
@@ -60,20 +58,20 @@ def db_downgrade(
     """Migrate the schema down to REV. A downgrade that deletes data (snapshots,
     evaluation corpora, model embeddings, the shard catalog) says what it deletes and
     needs --yes, or a yes at the prompt on a terminal."""
-    from riido_pg.errors import Hint, NotConfirmed
-    from riido_pg.server import migrate
+    from riido_pg import Hint, NotConfirmed
+    from riido_pg.api import downgrade_schema, schema_data_loss, schema_revision, schema_target
 
     url = _dsn(ctx)
-    target = migrate.target(url, revision)
+    target = schema_target(url, revision)
     if not yes:
-        loss = migrate.data_loss(url, revision)
+        loss = schema_data_loss(url, revision)
         if loss:
             what = f"downgrading to {revision} would delete {loss.describe()}"
             if not sys.stdin.isatty():
                 raise NotConfirmed(what, Hint(cli="pass --yes to go ahead"))
             typer.confirm(f"{what}. Go ahead?", default=False, abort=True)
-    migrate.downgrade(url, revision)
-    at = migrate.current(url)
+    downgrade_schema(url, revision)
+    at = schema_revision(url)
     below = f" (already below {revision}; `riido-pg db upgrade` goes up)" if at != target else ""
     typer.echo(f"schema at {at or 'base'}{below}")
 
@@ -81,9 +79,9 @@ def db_downgrade(
 @app.command("current", short_help="Print the schema revision ('base': none).")
 def db_current(ctx: typer.Context) -> None:
     """Print the schema revision of the database ('base' when there is none)."""
-    from riido_pg.server import migrate
+    from riido_pg.api import schema_revision
 
-    typer.echo(migrate.current(_dsn(ctx)) or "base")
+    typer.echo(schema_revision(_dsn(ctx)) or "base")
 
 
 @app.command("grant-reader", short_help="Let ROLE query snapshots and nothing else.")
@@ -99,10 +97,8 @@ def db_grant_reader(
     advisory locks in this database, so a reader cannot stop the writers. ROLE can
     read every source text loaded.
     """
-    from riido_pg.server.privileges import grant_reader
-
-    with connect(ctx) as conn:
-        grant_reader(conn, role)
+    with database(ctx) as db:
+        db.grant_reader(role)
     typer.echo(f"role {role!r} can now query snapshots (read-only)")
 
 
@@ -116,9 +112,8 @@ def db_stop(ctx: typer.Context, dsn: _RefusedDsn = None) -> None:
     """Stop the embedded server (it starts again on the next command). It is the only
     server this stops: a server RIIDO_PG_DSN names is never affected, and --dsn is
     refused."""
-    from riido_pg import config
-    from riido_pg.errors import ConflictingOptions
-    from riido_pg.server.embedded import stop
+    from riido_pg import ConflictingOptions
+    from riido_pg.api import DSN_SETTING, stop_embedded
 
     # the global --dsn also takes RIIDO_PG_DSN: only a --dsn on the command line is refused
     source = ctx.find_root().get_parameter_source("dsn")
@@ -127,9 +122,9 @@ def db_stop(ctx: typer.Context, dsn: _RefusedDsn = None) -> None:
             "db stop stops only the embedded server, never the one --dsn names; run it "
             "without --dsn (and stop that server with its own tools)"
         )
-    done = stop()
+    done = stop_embedded()
     state = "stopped the embedded server" if done.running else "the embedded server"
     line = f"{state} at {visible(str(done.home))}" + ("" if done.running else " is not running")
-    if config.DSN.raw() is not None:
+    if DSN_SETTING.raw() is not None:
         line += " (RIIDO_PG_DSN names another server, which is not affected)"
     typer.echo(line)

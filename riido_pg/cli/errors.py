@@ -15,8 +15,8 @@ from typing import Any, NoReturn
 
 import typer
 
-from riido_pg.errors import InvalidInput, RiidoError
-from riido_pg.quoting import visible
+from riido_pg import InvalidInput, RiidoError
+from riido_pg.api import visible
 
 __all__ = [
     "EXIT_CODES",

@@ -13,11 +13,11 @@ from typing import Annotated
 
 import typer
 
+from riido_pg.api import count
 from riido_pg.cli.history import corpus_history
 from riido_pg.cli.options import EvalPolicyOpt, whole
 from riido_pg.cli.progress import progress_reporter
 from riido_pg.cli.settings import database
-from riido_pg.words import count
 
 __all__ = ["corpus_app", "corpus_docproxy", "eval_command"]
 
@@ -113,7 +113,7 @@ def eval_command(
 ) -> None:
     """Evaluate every policy on a BEIR corpus or history corpora: Recall@1, Recall@10,
     MRR, mean first-target rank."""
-    from riido_pg.files import STDOUT, check_output, write_output
+    from riido_pg.api import STDOUT, check_output, write_output
 
     if output is not None:
         check_output(output)  # a bad path costs no evaluation
@@ -166,7 +166,7 @@ def corpus_docproxy(
     ] = None,
 ) -> None:
     """Build the pinned documentation-proxy corpus (sqlalchemy, rich, click) as a BEIR dir."""
-    from riido_pg.corpora.docproxy import build_docproxy
+    from riido_pg.api import build_docproxy
 
     def report(message: str) -> None:
         sys.stderr.write(message + "\n")

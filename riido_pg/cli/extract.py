@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from riido_pg import InvalidInput
 from riido_pg.cli.output import note
-from riido_pg.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from riido_pg.extract import ExtractStats
+    from riido_pg.api import ExtractStats
 
 __all__ = [
     "ExcludeOpt",
@@ -118,9 +118,15 @@ def extract(
     rev: RevOpt = None,
 ) -> None:
     """Write one JSON line {"id","text","metadata"} per function or method in DIR."""
+    from riido_pg.api import (
+        STDOUT,
+        ExtractStats,
+        check_output,
+        iter_functions,
+        output_file,
+        write_jsonl,
+    )
     from riido_pg.cli.settings import settings
-    from riido_pg.extract import ExtractStats, iter_functions, write_jsonl
-    from riido_pg.files import STDOUT, check_output, output_file
 
     target = STDOUT if output is None else output
     check_output(target)  # a bad path costs no extraction

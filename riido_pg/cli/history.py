@@ -7,10 +7,10 @@ from typing import Annotated
 
 import typer
 
+from riido_pg.api import visible
 from riido_pg.cli.extract import ExcludeOpt, LangOpt
 from riido_pg.cli.options import whole
 from riido_pg.cli.progress import progress_bar
-from riido_pg.quoting import visible
 
 __all__ = ["corpus_history"]
 
@@ -86,7 +86,8 @@ def corpus_history(
 ) -> None:
     """Questions from a repository's history: each commit's subject, ranked in its
     parent's tree, whose targets are the functions the commit changed."""
-    from riido_pg.corpora.history import HistoryOptions, build
+    from riido_pg.api import HistoryOptions
+    from riido_pg.api import build_history_corpus as build
 
     options = HistoryOptions(
         max_questions=max_questions,

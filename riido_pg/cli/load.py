@@ -8,6 +8,8 @@ from typing import Annotated
 
 import typer
 
+from riido_pg import ConflictingOptions
+from riido_pg.api import DEFAULT_TEXT_CONFIG, count
 from riido_pg.cli.extract import (
     ExcludeOpt,
     IncludeVendoredOpt,
@@ -20,9 +22,6 @@ from riido_pg.cli.options import ShardOpt, SnapshotArg, TextConfig, whole
 from riido_pg.cli.output import note
 from riido_pg.cli.progress import progress_bar
 from riido_pg.cli.settings import database, settings
-from riido_pg.errors import ConflictingOptions
-from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG
-from riido_pg.words import count
 
 __all__ = ["load"]
 
@@ -107,7 +106,7 @@ def load(
     ] = False,
 ) -> None:
     """Store documents as an immutable snapshot."""
-    from riido_pg.sources import Table, TreeOptions
+    from riido_pg import Table, TreeOptions
 
     if source is None and from_table is None:
         raise ConflictingOptions(
@@ -117,15 +116,6 @@ def load(
     if source is not None and from_table is not None:
         raise ConflictingOptions("give a SOURCE or --from-table TABLE, not both")
     tree = TreeOptions(lang or None, exclude or (), include_vendored, no_tests, rev)
-    if from_table is not None and rev is not None:
-        raise ConflictingOptions("--rev reads a git repository given as SOURCE, not a table")
-    if from_table is not None and tree.given:
-        raise ConflictingOptions(
-            "--lang, --exclude, --include-vendored and --no-tests apply to a source tree, "
-            "not to a table"
-        )
-    if base is not None and fresh:
-        raise ConflictingOptions("--base and --fresh cannot be used together")
     target = Table(from_table, id_column, text_column) if from_table is not None else source
     assert target is not None
     with progress_bar() as progress, database(ctx) as db:

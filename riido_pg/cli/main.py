@@ -22,7 +22,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 from typer.core import TyperCommand
 
-from riido_pg import __version__
+from riido_pg import RiidoError, __version__
 from riido_pg.cli import database, load, search, shards, snapshots
 from riido_pg.cli.command import Command, DebugOption, Group, LocalCommand
 from riido_pg.cli.errors import SIGNALS, exit_code, fail, message, usage_message
@@ -31,7 +31,6 @@ from riido_pg.cli.extract import extract
 from riido_pg.cli.mcp import mcp
 from riido_pg.cli.output import note
 from riido_pg.cli.settings import Settings, settings
-from riido_pg.errors import RiidoError
 
 __all__ = ["app", "main"]
 
@@ -138,7 +137,7 @@ def _traceback(exc: BaseException) -> NoReturn:
     terminal."""
     import traceback
 
-    from riido_pg.quoting import visible
+    from riido_pg.api import visible
 
     text = "".join(traceback.format_exception(exc))
     sys.stderr.write("\n".join(visible(line) for line in text.split("\n")))
@@ -191,9 +190,9 @@ def _main(run: Settings, argv: list[str] | None) -> None:
         import psycopg
 
         if isinstance(exc, psycopg.Error):  # outside the library's boundary: a bug
-            from riido_pg.server.errors import translate
+            from riido_pg.api import translate_database_error
 
-            fail(message(translate(exc)), 1)
+            fail(message(translate_database_error(exc)), 1)
         fail(f"unexpected {type(exc).__name__}: {exc} (rerun with --debug for a traceback)", 1)
     # typer returns the code of a typer.Exit; 130 is its word for KeyboardInterrupt
     if code == 130:

@@ -15,6 +15,6 @@ def mcp(ctx: typer.Context) -> None:
     One process and one connection for the whole session; an MCP client starts it.
     Needs the mcp extra (pip install 'riido-pg[mcp]').
     """
-    from riido_pg.agents import serve
+    from riido_pg.api import serve_agents as serve
 
     serve(settings(ctx).dsn)

@@ -15,9 +15,8 @@ from typing import Annotated, TypeVar
 
 import typer
 
+from riido_pg.api import MAX_LIMIT, evaluated_policies, policies
 from riido_pg.cli.errors import OptionError
-from riido_pg.documents import MAX_LIMIT
-from riido_pg.ranking.policies import evaluated_policies, policies
 
 __all__ = [
     "AllOpt",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 
-from riido_pg.quoting import visible
+from riido_pg.api import visible
 
 __all__ = ["emit_json", "note"]
 

@@ -20,8 +20,7 @@ def policy_from_options(
 ) -> Chosen:
     """The policy the flags choose (the registry's rules: a flag excludes the other
     flags and any other ``--policy``) and the hints file's ids, read now."""
-    from riido_pg.ranking.policies import select_policy
-    from riido_pg.sources import read_hints
+    from riido_pg.api import read_hints, select_policy
 
     given = (
         ("--identifier-hints", identifier_hints),

@@ -7,6 +7,8 @@ from typing import Annotated
 
 import typer
 
+from riido_pg import ConflictingOptions, Ranking
+from riido_pg.api import DEFAULT_TEXT_CONFIG, NO_WORDS
 from riido_pg.cli.options import (
     AllOpt,
     Format,
@@ -22,10 +24,6 @@ from riido_pg.cli.options import (
 from riido_pg.cli.output import emit_json, note
 from riido_pg.cli.policy import policy_from_options
 from riido_pg.cli.settings import database
-from riido_pg.errors import ConflictingOptions
-from riido_pg.ranking import Ranking
-from riido_pg.ranking.rank import NO_WORDS
-from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG
 
 __all__ = ["NO_WORDS", "NO_WORDS_HINTED", "TABLE_ROWS", "hints", "query"]
 
@@ -66,7 +64,7 @@ def hints(
     stdin: {"snapshot_id": ..., "query": ..., "documents": [{"id": ..., "text": ...}]}.
     Prints the result JSON with every candidate (the first N with --limit N).
     """
-    from riido_pg.documents import MAX_REQUEST_BYTES, parse_request
+    from riido_pg.api import MAX_REQUEST_BYTES, parse_request
 
     chosen = policy_from_options(identifier_hints, hints_file, policy, model)
     if sys.stdin.isatty():

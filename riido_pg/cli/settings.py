@@ -16,9 +16,8 @@ from types import FrameType
 import typer
 
 from riido_pg.api import Database
-from riido_pg.server.connect import Conn
 
-__all__ = ["Settings", "connect", "database", "settings"]
+__all__ = ["Settings", "database", "settings"]
 
 
 @dataclass
@@ -75,10 +74,3 @@ def settings(ctx: typer.Context, dsn: str | None = None, debug: bool = False) ->
 def database(ctx: typer.Context, *, migrate: bool = True) -> Database:
     """The database the run's options choose (it connects on first use)."""
     return Database.open(settings(ctx).dsn, migrate=migrate)
-
-
-def connect(ctx: typer.Context, *, migrate: bool = True) -> Conn:
-    """A psycopg connection to the server the run's options choose."""
-    from riido_pg.db import connect as open_connection
-
-    return open_connection(settings(ctx).dsn, migrate=migrate)

@@ -11,7 +11,7 @@ import typer
 
 from riido_pg.cli.options import Format, ListFormatOpt
 from riido_pg.cli.output import emit_json
-from riido_pg.cli.settings import connect, settings
+from riido_pg.cli.settings import database, settings
 
 __all__ = ["app"]
 
@@ -44,18 +44,16 @@ def shards_add(
     ] = None,
 ) -> None:
     """Register a shard (a postgres_fdw server and user mapping; its schema is migrated)."""
-    from riido_pg.shards import add_shard
-
     password = _read_password(password_file) if password_file is not None else None
-    with connect(ctx) as conn:
-        add_shard(conn, name, shard_dsn, password=password)
+    with database(ctx) as db:
+        db.add_shard(name, shard_dsn, password=password)
         settings(ctx).finish(f"shard {name!r} is added")
     typer.echo(f"added shard {name!r}")
 
 
 def _read_password(path: Path) -> str:
     """The first line of ``path`` ('-': stdin), without its line ending."""
-    from riido_pg.errors import ConflictingOptions, InvalidInput
+    from riido_pg import ConflictingOptions, InvalidInput
 
     if str(path) == "-":
         if sys.stdin.isatty():
@@ -80,10 +78,8 @@ def shards_list(
     fmt: ListFormatOpt = Format.table,
 ) -> None:
     """List shards: host, database, snapshots, documents, bytes (never credentials)."""
-    from riido_pg.shards import list_shards
-
-    with connect(ctx) as conn:
-        shards = list_shards(conn)
+    with database(ctx) as db:
+        shards = db.shards()
     if fmt is Format.json:
         emit_json([asdict(s) for s in shards])
         return
@@ -95,9 +91,7 @@ def shards_list(
 @app.command("remove")
 def shards_remove(ctx: typer.Context, name: NameArg) -> None:
     """Unregister a shard that holds no snapshot."""
-    from riido_pg.shards import remove_shard
-
-    with connect(ctx) as conn:
-        remove_shard(conn, name)
+    with database(ctx) as db:
+        db.remove_shard(name)
         settings(ctx).finish(f"shard {name!r} is removed")
     typer.echo(f"removed shard {name!r}")

@@ -20,13 +20,10 @@ from rich.console import Console, JustifyMethod
 from rich.table import Table
 from rich.text import Text
 
-from riido_pg.quoting import visible
-from riido_pg.words import count
+from riido_pg.api import count, visible
 
 if TYPE_CHECKING:
-    from riido_pg.evaluation import Evaluation
-    from riido_pg.ranking import Ranking
-    from riido_pg.shards import PlacedSnapshot, ShardInfo
+    from riido_pg.api import Evaluation, PlacedSnapshot, Ranking, ShardInfo
 
 __all__ = [
     "print_evaluation",
@@ -242,7 +239,7 @@ def _measures(m: dict[str, float]) -> list[str]:
 
 
 def print_evaluation(result: Evaluation) -> None:
-    from riido_pg.ranking.policies import BM25
+    from riido_pg.api import BM25
 
     data = result.to_dict()
     corpus = data["corpus"]

@@ -40,7 +40,9 @@ __all__ = [
     "RankOptions",
     "Ranking",
     "documents_ranking_plan",
+    "rank_checked",
     "rank_documents",
+    "rank_documents_checked",
     "rank_snapshot",
     "ranking_plan",
     "snapshot_ranking_plan",
@@ -194,8 +196,6 @@ def _candidate(row: Row, rank: int, names: dict[int, str], policy: Policy) -> Ca
     )
 
 
-#: Every read of a ranking sees one snapshot of the database.
-READ_ONLY = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 #: Heavy queries hash and sort posting rows; 4MB spills them to disk.
 WORK_MEM = "SET LOCAL work_mem = '32MB'"
 
@@ -207,10 +207,9 @@ def snapshot_ranking_plan(snapshot_id: str, query: str, opts: RankOptions) -> Pl
     return (yield from ranking_plan(snap, query, opts))
 
 
-def setup_plan(fresh_transaction: bool) -> Plan[None]:
-    """The settings a ranking's transaction starts with."""
-    if fresh_transaction:
-        yield Query(READ_ONLY)
+def setup_plan() -> Plan[None]:
+    """The settings a ranking's read transaction
+    (:func:`~riido_pg.server.errors.read_transaction`) starts with."""
     yield Query(WORK_MEM)
 
 
@@ -235,8 +234,15 @@ def rank_snapshot(
     is seen entirely or not at all (inside a caller's transaction: in that one).
     """
     opts = RankOptions.check(query, policy, limit, hints, fused_weight, model)
+    return rank_checked(conn, snapshot_id, query, opts)
+
+
+@translated
+def rank_checked(conn: Conn, snapshot_id: str, query: str, opts: RankOptions) -> Ranking:
+    """:func:`rank_snapshot` with its options checked already (:meth:`RankOptions.check`,
+    which the façade runs before it connects)."""
     with read_transaction(conn):
-        run(conn, setup_plan(False))
+        run(conn, setup_plan())
         return run(conn, snapshot_ranking_plan(snapshot_id, query, opts))
 
 
@@ -254,9 +260,17 @@ def rank_documents(
 ) -> Ranking:
     """Rank the caller's documents without keeping them (a scratch snapshot; with a
     ``model``, the documents are embedded inside it too)."""
+    opts = RankOptions.check(request.query, policy, limit, hints, fused_weight, model)
+    return rank_documents_checked(conn, request, text_config, opts)
+
+
+@translated
+def rank_documents_checked(
+    conn: Conn, request: RankRequest, text_config: str, opts: RankOptions
+) -> Ranking:
+    """:func:`rank_documents` with its options checked already."""
     from riido_pg.storage.scratch import scratch_snapshot
 
-    opts = RankOptions.check(request.query, policy, limit, hints, fused_weight, model)
     with scratch_snapshot(conn, request.documents, text_config) as snap:
         ranking = run(conn, documents_ranking_plan(snap, request, opts))
     return dataclasses.replace(ranking, snapshot_id=request.snapshot_id)

@@ -51,12 +51,9 @@ def _found_plan(snapshot_id: str, query: str, opts: RankOptions) -> Plan[Found]:
 
 
 @translated
-def rank_with_texts(
-    conn: Conn, snapshot_id: str, query: str, *, policy: str, limit: int | None
-) -> Found:
-    """:func:`~riido_pg.ranking.rank_snapshot` (no hints, no model) and its candidates'
-    texts, in the one read-only transaction of the ranking."""
-    opts = RankOptions.check(query, policy, limit, None, None, None)
+def rank_with_texts(conn: Conn, snapshot_id: str, query: str, opts: RankOptions) -> Found:
+    """:func:`~riido_pg.ranking.rank_checked` and its candidates' texts, in the one
+    read-only transaction of the ranking."""
     with read_transaction(conn):
-        run(conn, setup_plan(False))
+        run(conn, setup_plan())
         return run(conn, _found_plan(snapshot_id, query, opts))

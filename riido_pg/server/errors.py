@@ -26,6 +26,14 @@ At that boundary, and nowhere else:
    closed                                      :class:`DatabaseUnavailable`
    ==========================================  ====================================
 
+   The decision is :func:`decide`, one function without I/O that both drivers run:
+   the sync boundary and the asyncio one (:func:`async_session`, under
+   :mod:`riido_pg.aio`) read the connection's state, call it, and do what it says,
+   as httpx's ``BaseClient`` and pgvector-python's ``register`` share one core
+   between their sync and async shells. A read (a ranking, an evaluation) then runs
+   in :func:`read_transaction` (:func:`async_read_transaction`): one statement,
+   :data:`READ_ONLY`, sets it up on both.
+
 3. **Translation.** Every database error (psycopg's, or SQLAlchemy's wrapping one,
    under alembic) leaves as a :class:`~riido_pg.errors.RiidoError`:
 
@@ -51,9 +59,11 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import asynccontextmanager, contextmanager, suppress
 from contextvars import ContextVar
+from dataclasses import dataclass
+from enum import Enum
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -82,16 +92,26 @@ from riido_pg.errors import (
     TransactionInProgress,
 )
 from riido_pg.redact import redact_dsn
+from riido_pg.server.plans import Plan, Query, run, run_async
 
 __all__ = [
+    "READ_ONLY",
     "Commits",
     "Connectable",
+    "Decision",
+    "Use",
+    "async_psycopg_connection",
+    "async_read_transaction",
+    "async_session",
     "boundary",
     "database_errors",
+    "decide",
     "first_line",
     "parallel",
     "psycopg_connection",
+    "read_plan",
     "read_transaction",
+    "restores",
     "translate",
     "translated",
 ]
@@ -103,6 +123,7 @@ if TYPE_CHECKING:
 P = ParamSpec("P")
 R = TypeVar("R")
 Conn: TypeAlias = psycopg.Connection[Any]
+AsyncConn: TypeAlias = psycopg.AsyncConnection[Any]
 #: What a public function accepts where it needs a connection.
 Connectable: TypeAlias = "psycopg.Connection[Any] | SAConnection | Session"
 
@@ -208,8 +229,19 @@ def _is_sqlalchemy(target: object) -> bool:
     return type(target).__module__.startswith("sqlalchemy.")
 
 
+def _other_driver() -> InvalidInput:
+    return InvalidInput(
+        "riido-pg needs a psycopg 3 connection; this SQLAlchemy connection has another driver",
+        Hint(python="create its engine with a postgresql+psycopg:// URL"),
+    )
+
+
+def _is_async_sqlalchemy(target: object) -> bool:
+    return type(target).__module__.startswith("sqlalchemy.ext.asyncio")
+
+
 def _from_sqlalchemy(target: object) -> Conn:
-    if type(target).__module__.startswith("sqlalchemy.ext.asyncio"):
+    if _is_async_sqlalchemy(target):
         raise InvalidInput(
             "an asyncio SQLAlchemy connection cannot run riido-pg's synchronous functions",
             Hint(python="rank with riido_pg.aio, or pass a synchronous Connection or Session"),
@@ -220,21 +252,71 @@ def _from_sqlalchemy(target: object) -> Conn:
     sa = target.connection() if isinstance(target, Session) else target
     raw = sa.connection.dbapi_connection if isinstance(sa, Connection) else None
     if not isinstance(raw, psycopg.Connection):
-        raise InvalidInput(
-            "riido-pg needs a psycopg 3 connection; this SQLAlchemy connection has another driver",
-            Hint(python="create its engine with a postgresql+psycopg:// URL"),
-        )
+        raise _other_driver()
     assert isinstance(sa, Connection)
     if not sa.in_transaction():
         sa.begin()  # so the caller's commit() commits what riido-pg writes
     return raw
 
 
-def _check(conn: Conn) -> TransactionStatus:
-    """The connection's transaction status, or the error it is unusable with."""
-    if conn.closed:
+async def async_psycopg_connection(target: object) -> AsyncConn:
+    """The psycopg connection behind ``target`` for :mod:`riido_pg.aio`: itself, or a
+    SQLAlchemy ``AsyncConnection``'s or ``AsyncSession``'s (its transaction begun, for
+    the caller to commit); InvalidInput for anything else."""
+    if isinstance(target, psycopg.AsyncConnection):
+        return target
+    if _is_async_sqlalchemy(target):
+        from sqlalchemy.ext.asyncio import AsyncConnection, AsyncSession
+
+        sa = await target.connection() if isinstance(target, AsyncSession) else target
+        if isinstance(sa, AsyncConnection):
+            if not sa.in_transaction():
+                await sa.begin()
+            raw = (await sa.get_raw_connection()).driver_connection
+            if isinstance(raw, psycopg.AsyncConnection):
+                return raw
+        raise _other_driver()
+    raise InvalidInput(
+        f"expected a psycopg AsyncConnection or a SQLAlchemy AsyncConnection or AsyncSession, "
+        f"not {type(target).__name__}"
+    )
+
+
+class Use(Enum):
+    """How a call uses the caller's connection (the table in the module docstring)."""
+
+    #: Autocommit and idle: the call runs as is, in transactions of its own.
+    AS_IS = "as is"
+    #: Idle, not autocommit: the call runs in autocommit, turned off again after.
+    AUTOCOMMIT = "autocommit"
+    #: Inside the caller's transaction (or a SQLAlchemy one): in a savepoint of it.
+    SAVEPOINT = "savepoint"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What the boundary does with a connection before a call (:func:`decide`)."""
+
+    use: Use
+    #: The transaction SQLAlchemy began is not started on the server yet (psycopg
+    #: starts it with the first statement): start it, so the savepoint is inside it.
+    begin: bool = False
+
+
+def decide(
+    *,
+    closed: bool,
+    status: TransactionStatus,
+    autocommit: bool,
+    sqlalchemy: bool,
+    commits: str | None,
+) -> Decision:
+    """The connection-state decision both drivers take (no I/O: the sync and the
+    asyncio boundary read the state, call this, then do what it says), or the
+    RiidoError the connection is unusable with. ``commits`` says what commits on its
+    own (None: nothing)."""
+    if closed:
         raise DatabaseUnavailable("the connection is closed")
-    status = conn.info.transaction_status
     if status == TransactionStatus.INERROR:
         raise TransactionFailed(
             "the connection's transaction has failed; nothing was done",
@@ -247,35 +329,82 @@ def _check(conn: Conn) -> TransactionStatus:
         )
     if status == TransactionStatus.UNKNOWN:
         raise DatabaseUnavailable("lost the database connection")
-    return status
-
-
-@contextmanager
-def _session(conn: Conn, sqlalchemy: bool, commits: str | None) -> Iterator[None]:
-    """Run the block on ``conn`` as the table in the module docstring says."""
-    status = _check(conn)
-    if status == TransactionStatus.INTRANS or (sqlalchemy and not conn.autocommit):
+    if status == TransactionStatus.INTRANS or (sqlalchemy and not autocommit):
         if commits:
             raise TransactionInProgress(
                 f"{commits} commits on its own, so it cannot run inside the caller's "
                 "transaction; nothing was done",
                 Hint(python="call it on an autocommit connection, outside a transaction"),
             )
-        if status == TransactionStatus.IDLE:  # SQLAlchemy's begun transaction: start it
-            conn.execute("SELECT 1")
+        return Decision(Use.SAVEPOINT, begin=status == TransactionStatus.IDLE)
+    return Decision(Use.AS_IS if autocommit else Use.AUTOCOMMIT)
+
+
+def restores(*, closed: bool, status: TransactionStatus) -> bool:
+    """After a call the boundary ran in autocommit (:attr:`Use.AUTOCOMMIT`): whether
+    it can turn autocommit off again (the connection is open and idle)."""
+    return not closed and status == TransactionStatus.IDLE
+
+
+def _decide(conn: Conn | AsyncConn, sqlalchemy: bool, commits: str | None) -> Decision:
+    return decide(
+        closed=conn.closed,
+        status=conn.info.transaction_status,
+        autocommit=conn.autocommit,
+        sqlalchemy=sqlalchemy,
+        commits=commits,
+    )
+
+
+#: The statement that starts the call's own transaction when it begins one.
+BEGIN = "SELECT 1"
+
+
+@contextmanager
+def _session(conn: Conn, sqlalchemy: bool, commits: str | None) -> Iterator[None]:
+    """Run the block on ``conn`` as :func:`decide` says (the sync shell)."""
+    decision = _decide(conn, sqlalchemy, commits)
+    if decision.begin:
+        conn.execute(BEGIN)
+    if decision.use is Use.SAVEPOINT:
         with conn.transaction():
             yield
         return
-    if conn.autocommit:
+    if decision.use is Use.AS_IS:
         yield
         return
     conn.autocommit = True
     try:
         yield
     finally:
-        if not conn.closed and conn.info.transaction_status == TransactionStatus.IDLE:
+        if restores(closed=conn.closed, status=conn.info.transaction_status):
             with suppress(psycopg.Error):
                 conn.autocommit = False
+
+
+@asynccontextmanager
+async def async_session(conn: AsyncConn, sqlalchemy: bool) -> AsyncIterator[None]:
+    """Run the block on an asyncio connection as :func:`decide` says (the asyncio
+    shell of :func:`_session`; nothing asynchronous commits on its own), database
+    errors translated."""
+    with database_errors():
+        decision = _decide(conn, sqlalchemy, None)
+        if decision.begin:
+            await conn.execute(BEGIN)
+        if decision.use is Use.SAVEPOINT:
+            async with conn.transaction():
+                yield
+            return
+        if decision.use is Use.AS_IS:
+            yield
+            return
+        await conn.set_autocommit(True)
+        try:
+            yield
+        finally:
+            if restores(closed=conn.closed, status=conn.info.transaction_status):
+                with suppress(psycopg.Error):
+                    await conn.set_autocommit(False)
 
 
 @contextmanager
@@ -342,13 +471,32 @@ def translated(func: Callable[..., Any] | None = None, /, *, commits: Commits = 
     return decorate if func is None else decorate(func)
 
 
+#: Every read of a ranking or an evaluation sees one snapshot of the database.
+READ_ONLY = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+
+
+def read_plan(outermost: bool) -> Plan[None]:
+    """The start of a read transaction: read-only repeatable read when it is the
+    outermost one (inside the caller's, it is a savepoint reading what that sees)."""
+    if outermost:
+        yield Query(READ_ONLY)
+
+
 @contextmanager
 def read_transaction(conn: Conn) -> Iterator[None]:
     """One read-only repeatable-read transaction for the block, so every statement
     sees the same data; inside the caller's transaction, the block is a savepoint of
     it (and reads what that transaction sees)."""
-    outer = conn.info.transaction_status == TransactionStatus.IDLE
+    outermost = conn.info.transaction_status == TransactionStatus.IDLE
     with conn.transaction():
-        if outer:
-            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        run(conn, read_plan(outermost))
+        yield
+
+
+@asynccontextmanager
+async def async_read_transaction(conn: AsyncConn) -> AsyncIterator[None]:
+    """:func:`read_transaction` on an asyncio connection."""
+    outermost = conn.info.transaction_status == TransactionStatus.IDLE
+    async with conn.transaction():
+        await run_async(conn, read_plan(outermost))
         yield

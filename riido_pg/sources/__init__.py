@@ -91,6 +91,21 @@ class TreeOptions:
             or self.rev is not None
         )
 
+    def check_source(self, what: str) -> None:
+        """ConflictingOptions when an option is given for a source that is no tree
+        (the one check of it, for every caller): ``what`` says what the source is
+        instead (``d.jsonl is a JSONL file``)."""
+        if self.given:
+            raise ConflictingOptions(
+                f"{what}, not a source tree",
+                Hint(
+                    "--lang, --exclude, --include-vendored, --no-tests and --rev apply to a "
+                    "source tree only",
+                    "langs, excludes, include_vendored, no_tests and rev apply to a source "
+                    "tree only",
+                ),
+            )
+
 
 def source_kind(path: Path, *, rev: str | None = None) -> Kind:
     """What ``path`` is as a source, or InvalidInput saying what was expected. With
@@ -126,15 +141,8 @@ def open_source(
     revision naming no commit, fails before anything is read."""
     options = tree or TreeOptions()
     kind = source_kind(path, rev=options.rev)
-    if kind is not Kind.TREE and options.given:
-        raise ConflictingOptions(
-            f"{path} is {kind}, not a source tree",
-            Hint(
-                "--lang, --exclude, --include-vendored, --no-tests and --rev apply to a "
-                "source tree only",
-                "langs, excludes, include_vendored, no_tests and rev apply to a source tree only",
-            ),
-        )
+    if kind is not Kind.TREE:
+        options.check_source(f"{path} is {kind}")
     if kind is Kind.JSON:
         return json_documents(path, snapshot_id=snapshot_id)
     if kind is Kind.JSONL:

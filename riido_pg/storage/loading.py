@@ -41,7 +41,7 @@ import psycopg
 from psycopg import sql
 
 from riido_pg.documents import Document, check_snapshot_id
-from riido_pg.errors import Hint, InvalidInput, SnapshotExists
+from riido_pg.errors import ConflictingOptions, Hint, InvalidInput, SnapshotExists
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import parallel, translated
 from riido_pg.server.settle import settle
@@ -68,6 +68,7 @@ __all__ = [
     "MAX_WORD_BYTES",
     "LoadResult",
     "Progress",
+    "check_load_options",
     "default_jobs",
     "load_snapshot",
     "write_snapshot",
@@ -97,6 +98,22 @@ def default_jobs() -> int:
     """Worker connections a CLI load uses by default: this machine's cores, at most 4
     (the server does the indexing; a server elsewhere may have more, ``--jobs``)."""
     return max(1, min(4, os.cpu_count() or 1))
+
+
+def check_load_options(jobs: int | None, base: str | None, fresh: bool) -> None:
+    """A load's options that cannot be used as given, refused before any work (by
+    :func:`load_snapshot`, and by the façade before it opens the source): ``jobs``
+    (None: the default) below 1, a ``base`` that is no snapshot id, both a ``base``
+    and ``fresh``."""
+    if jobs is not None and jobs < 1:
+        raise InvalidInput(f"jobs must be at least 1, not {jobs}")
+    if base is not None and fresh:
+        raise ConflictingOptions(
+            "a load is either on a base or fresh, not both",
+            Hint("drop --base or --fresh", "pass base= or fresh=True, not both"),
+        )
+    if base is not None:
+        check_snapshot_id(base)
 
 
 # --- the load --------------------------------------------------------------------
@@ -143,12 +160,7 @@ def load_snapshot(
     (README "Snapshots on a base").
     """
     check_snapshot_id(snapshot_id)
-    if jobs < 1:
-        raise InvalidInput(f"jobs must be at least 1, not {jobs}")
-    if base is not None and fresh:
-        raise InvalidInput("a load is either on a base or fresh, not both")
-    if base is not None:
-        check_snapshot_id(base)
+    check_load_options(jobs, base, fresh)
     with snapshot_lock(conn, snapshot_id):
         return write_snapshot(
             conn,

@@ -21,46 +21,39 @@ from riido_pg.documents import DocumentSet
 from riido_pg.server.connect import Conn
 from riido_pg.server.plans import Copy, Plan, Query, run
 from riido_pg.storage.indexing import Skips, send_plan, store_plan
-from riido_pg.storage.segments import segment_statements
-from riido_pg.storage.snapshots import K1, B, Snapshot, find_plan, text_config_plan
-from riido_pg.storage.texts import key_of, text_keyer
+from riido_pg.storage.segments import fresh_layout, publish_plan, segment_statements
+from riido_pg.storage.snapshots import (
+    Snapshot,
+    find_plan,
+    insert_snapshot_plan,
+    text_config_plan,
+)
+from riido_pg.storage.texts import key_of, new_texts_plan, text_keyer, texts_shared_xact_plan
 
 if TYPE_CHECKING:
     from riido_pg.embedding import CheckedModel
 
 __all__ = ["embed_plan", "scratch_plan", "scratch_snapshot"]
 
-_TEXTS_LOCK = (0x52494947, 0)  # riido_pg.storage.texts' lock, held shared by every load
-
 
 def scratch_plan(docs: DocumentSet, text_config: str) -> Plan[Snapshot]:
     """Write ``docs`` as a ready snapshot of one segment, in the caller's transaction
-    (which the caller rolls back). Writing them is part of ranking them: the session's
-    query timeout (``RIIDO_PG_STATEMENT_TIMEOUT_MS``) bounds every statement, as it
-    bounds the ranking's, not a load's timeout."""
+    (which the caller rolls back), with the plans a load writes with: the texts lock,
+    the texts not stored yet, the snapshot's row, its segment, its publishing.
+    Writing them is part of ranking them: the session's query timeout
+    (``RIIDO_PG_STATEMENT_TIMEOUT_MS``) bounds every statement, as it bounds the
+    ranking's, not a load's timeout."""
     cfg = yield from text_config_plan(text_config)
-    yield Query("SELECT pg_advisory_xact_lock_shared(%s, %s)", _TEXTS_LOCK)
+    yield from texts_shared_xact_plan()
     snapshot_id = f"scratch/{uuid.uuid4()}"
     keyer = text_keyer(cfg)
     keys = [key_of(keyer, d.text) for d in docs]
     texts = {k: (d.id, d.text) for k, d in zip(keys, docs, strict=True)}
-    found = yield Query(
-        "SELECT coalesce(string_agg(uuid_send(key), ''::bytea), ''::bytea) "
-        "FROM riido.texts WHERE key = ANY(%s::uuid[])",
-        ("{" + ",".join(k.hex() for k in texts) + "}",),
-        binary=True,
-    )
-    blob = bytes(found.one()[0])
-    stored = {blob[i : i + 16] for i in range(0, len(blob), 16)}
-    new = {k: v for k, v in texts.items() if k not in stored}
+    new = yield from new_texts_plan(texts)
     if new:
         yield from send_plan(new, fresh=True)
         yield from store_plan(cfg, None, Skips(None))
-    yield Query(
-        "INSERT INTO riido.snapshots (snapshot_id, text_config, state, document_count, "
-        "content_digest, k1, b) VALUES (%s, %s, 'ready', %s, '', %s, %s)",
-        (snapshot_id, cfg, len(docs), K1, B),
-    )
+    yield from insert_snapshot_plan(snapshot_id, cfg, "loading", 0, "")
     load, segment = uuid.uuid4(), uuid.uuid4()
     yield Query("CREATE TEMP TABLE IF NOT EXISTS riido_scratch (LIKE riido.load_stage)")
     yield Query("TRUNCATE riido_scratch")
@@ -70,17 +63,7 @@ def scratch_plan(docs: DocumentSet, text_config: str) -> Plan[Snapshot]:
     )
     for statement, params in segment_statements(segment, load, 0, _SCRATCH, cfg):
         yield Query(statement, params)
-    yield Query(
-        "INSERT INTO riido.snapshot_segments (snapshot_id, position, segment_id) "
-        "VALUES (%s, 0, %s)",
-        (snapshot_id, segment),
-    )
-    yield Query(
-        "UPDATE riido.snapshots AS s SET added = g.documents, len_raw = g.len_raw, "
-        "len_ident = g.len_ident FROM riido.segments AS g "
-        "WHERE g.segment_id = %s AND s.snapshot_id = %s",
-        (segment, snapshot_id),
-    )
+    yield from publish_plan(snapshot_id, fresh_layout(), segment, len(docs), "", cfg)
     snap = yield from find_plan(snapshot_id)
     assert snap is not None
     return snap

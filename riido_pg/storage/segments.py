@@ -29,6 +29,7 @@ from psycopg import sql
 from riido_pg.errors import InvalidInput, SnapshotNotFound
 from riido_pg.resources import sql_template, sql_text
 from riido_pg.server.connect import Conn
+from riido_pg.server.plans import Plan, Query, run
 from riido_pg.storage.snapshots import Snapshot, find_snapshot
 from riido_pg.storage.staging import Request, Staged
 
@@ -39,8 +40,10 @@ __all__ = [
     "Layout",
     "Statement",
     "check_base",
+    "fresh_layout",
     "plan_layout",
     "publish_content",
+    "publish_plan",
     "segment_statements",
 ]
 
@@ -99,7 +102,8 @@ def check_base(conn: Conn, base_id: str, cfg: str) -> Snapshot:
     return base
 
 
-def _fresh() -> Layout:
+def fresh_layout() -> Layout:
+    """The layout of a self-contained snapshot (one new segment holds everything)."""
     return Layout(None, (), "riido_stage", 0, 0, [], 0, 0, ())
 
 
@@ -150,7 +154,7 @@ def plan_layout(conn: Conn, req: Request, staged: Staged) -> Layout:
     """Self-contained, or on which base with which difference (see the module
     docstring for the rule)."""
     if req.fresh:
-        return _fresh()
+        return fresh_layout()
     if req.base is not None:
         return _diff(conn, check_base(conn, req.base, req.cfg))
     for base in _candidates(conn, req, staged)[:1]:
@@ -158,7 +162,7 @@ def plan_layout(conn: Conn, req: Request, staged: Staged) -> Layout:
         depth = len(base.segments) + (1 if layout.added else 0)
         if depth <= MAX_PATH and layout.removed <= MAX_REMOVED * staged.documents:
             return layout
-    return _fresh()
+    return fresh_layout()
 
 
 def segment_statements(
@@ -198,48 +202,49 @@ def number(conn: Conn, layout: Layout, load: uuid.UUID, stage: sql.Identifier) -
     )
 
 
-def publish_content(
-    conn: Conn,
+def publish_plan(
     snapshot_id: str,
     layout: Layout,
     segment: uuid.UUID | None,
-    staged: Staged,
+    documents: int,
+    digest: str,
     cfg: str,
-) -> None:
+) -> Plan[None]:
     """Point the snapshot's row at its path and statistics and flip it to ready
-    (inside the caller's transaction; the row exists, loading or ready)."""
+    (inside the caller's transaction; the row exists, loading or ready): a load's
+    last step, and a scratch snapshot's (:mod:`riido_pg.storage.scratch`)."""
     base = layout.base
     own = (0, 0, 0)
     if segment is not None:
-        row = conn.execute(
+        found = yield Query(
             "SELECT documents, len_raw, len_ident FROM riido.segments WHERE segment_id = %s",
             (segment,),
-        ).fetchone()
-        assert row is not None
+        )
+        row = found.one()
         own = (int(row[0]), int(row[1]), int(row[2]))
     removed = list(layout.removed_ords)
     len_raw, len_ident = own[1], own[2]
     if base is not None:
         len_raw += base.len_raw - layout.gone_len_raw
         len_ident += base.len_ident - layout.gone_len_ident
-        if base.documents - len(layout.gone) + own[0] != staged.documents:
+        if base.documents - len(layout.gone) + own[0] != documents:
             raise RuntimeError(f"snapshot {snapshot_id!r}: its base's difference does not add up")
-    conn.execute("DELETE FROM riido.snapshot_segments WHERE snapshot_id = %s", (snapshot_id,))
+    yield Query("DELETE FROM riido.snapshot_segments WHERE snapshot_id = %s", (snapshot_id,))
     path = [*layout.segments, *([segment] if segment is not None else [])]
-    conn.execute(
+    yield Query(
         "INSERT INTO riido.snapshot_segments (snapshot_id, position, segment_id) "
         "SELECT %s, (p.n - 1)::smallint, p.segment_id "
         "FROM unnest(%s::uuid[]) WITH ORDINALITY AS p(segment_id, n)",
         (snapshot_id, path),
     )
-    conn.execute(
+    yield Query(
         "UPDATE riido.snapshots SET state = 'ready', text_config = %s, document_count = %s, "
         "content_digest = %s, created_at = now(), base = %s, added = %s, removed = %s, "
         "len_raw = %s, len_ident = %s WHERE snapshot_id = %s",
         (
             cfg,
-            staged.documents,
-            staged.digest,
+            documents,
+            digest,
             base.snapshot_id if base is not None else None,
             own[0],
             removed,
@@ -248,3 +253,15 @@ def publish_content(
             snapshot_id,
         ),
     )
+
+
+def publish_content(
+    conn: Conn,
+    snapshot_id: str,
+    layout: Layout,
+    segment: uuid.UUID | None,
+    staged: Staged,
+    cfg: str,
+) -> None:
+    """:func:`publish_plan` of a load's staged content on ``conn``."""
+    run(conn, publish_plan(snapshot_id, layout, segment, staged.documents, staged.digest, cfg))

@@ -47,6 +47,7 @@ __all__ = [
     "drop_snapshot",
     "find_snapshot",
     "get_snapshot",
+    "insert_snapshot_plan",
     "insert_snapshot_row",
     "list_snapshots",
     "snapshot_from_row",
@@ -288,14 +289,21 @@ def drop_snapshot(conn: Conn, snapshot_id: str) -> None:
                 collect_garbage(conn)
 
 
-def insert_snapshot_row(
-    conn: Conn, snapshot_id: str, text_config: str, state: str, documents: int, digest: str
-) -> None:
+def insert_snapshot_plan(
+    snapshot_id: str, text_config: str, state: str, documents: int, digest: str
+) -> Plan[None]:
     """The riido.snapshots row a load (or a scratch snapshot) publishes its content
     under."""
-    conn.execute(
+    yield Query(
         "INSERT INTO riido.snapshots "
         "(snapshot_id, text_config, state, document_count, content_digest, k1, b) "
         "VALUES (%s, %s, %s, %s, %s, %s, %s)",
         (snapshot_id, text_config, state, documents, digest, K1, B),
     )
+
+
+def insert_snapshot_row(
+    conn: Conn, snapshot_id: str, text_config: str, state: str, documents: int, digest: str
+) -> None:
+    """:func:`insert_snapshot_plan` on ``conn``."""
+    run(conn, insert_snapshot_plan(snapshot_id, text_config, state, documents, digest))

@@ -27,8 +27,9 @@ from riido_pg.documents import Document, DocumentSet, DocumentStream, check_item
 from riido_pg.errors import InvalidInput
 from riido_pg.resources import sql_template, sql_text
 from riido_pg.server.connect import Conn
+from riido_pg.server.plans import run
 from riido_pg.storage.indexing import Skips, send_texts, store_texts
-from riido_pg.storage.texts import key_of, text_keyer
+from riido_pg.storage.texts import key_of, new_texts_plan, text_keyer
 from riido_pg.storage.timeouts import load_timeout
 from riido_pg.storage.workers import Workers
 
@@ -130,20 +131,6 @@ def _chunks(docs: Iterable[Document], *, checked: bool, where: str, cfg: str) ->
         yield chunk
 
 
-def _new_texts(conn: Conn, texts: dict[bytes, tuple[str, str]]) -> dict[bytes, tuple[str, str]]:
-    """The ``texts`` riido.texts does not hold yet (keys sent as one uuid[] literal,
-    the stored ones returned as one bytea: no object per key on the way)."""
-    row = conn.execute(
-        "SELECT coalesce(string_agg(uuid_send(key), ''::bytea), ''::bytea) "
-        "FROM riido.texts WHERE key = ANY(%s::uuid[])",
-        ("{" + ",".join(k.hex() for k in texts) + "}",),
-        binary=True,
-    ).fetchone()
-    blob = bytes(row[0]) if row else b""
-    stored = {blob[i : i + 16] for i in range(0, len(blob), 16)}
-    return {k: v for k, v in texts.items() if k not in stored}
-
-
 def _sample(conn: Conn, chunk: _Chunk, cfg: str, sharing: Sharing) -> None:
     """Count, per ready snapshot of ``cfg``, the chunk's documents its path holds."""
     rows = conn.execute(
@@ -177,7 +164,7 @@ def stage(conn: Conn, req: Request, workers: Workers | None) -> Staged:
     for n, chunk in enumerate(_chunks(req.docs, checked=req.checked, where=where, cfg=cfg)):
         if sample and n < SAMPLED_CHUNKS:
             _sample(conn, chunk, cfg, sharing)
-        new = _new_texts(conn, chunk.texts)
+        new = run(conn, new_texts_plan(chunk.texts))
         if new:
             if workers is not None:
                 workers.put(new)

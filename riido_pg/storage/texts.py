@@ -27,6 +27,7 @@ from psycopg import sql
 
 from riido_pg.resources import sql_template, sql_text
 from riido_pg.server.connect import Conn
+from riido_pg.server.plans import Plan, Query, run
 from riido_pg.server.settle import releasing
 from riido_pg.splitting import SPLITTER_VERSION
 
@@ -35,11 +36,13 @@ __all__ = [
     "copy_texts",
     "key_of",
     "key_prefix",
+    "new_texts_plan",
     "stored_digest",
     "text_key",
     "text_keyer",
     "texts_shared",
     "texts_shared_xact",
+    "texts_shared_xact_plan",
 ]
 
 _LOCK = (0x52494947, 0)  # "RIIG": the texts lock, apart from the snapshot locks ("RIID")
@@ -81,9 +84,29 @@ def texts_shared(conn: Conn) -> Iterator[None]:
         yield
 
 
+def texts_shared_xact_plan() -> Plan[None]:
+    """Hold the texts lock shared until the current transaction ends."""
+    yield Query("SELECT pg_advisory_xact_lock_shared(%s, %s)", _LOCK)
+
+
 def texts_shared_xact(conn: Conn) -> None:
     """Hold the texts lock shared until the current transaction ends."""
-    conn.execute("SELECT pg_advisory_xact_lock_shared(%s, %s)", _LOCK)
+    run(conn, texts_shared_xact_plan())
+
+
+def new_texts_plan(texts: dict[bytes, tuple[str, str]]) -> Plan[dict[bytes, tuple[str, str]]]:
+    """The ``texts`` (by 16-byte key) riido.texts does not hold yet (keys sent as one
+    uuid[] literal, the stored ones returned as one bytea: no object per key on the
+    way)."""
+    found = yield Query(
+        "SELECT coalesce(string_agg(uuid_send(key), ''::bytea), ''::bytea) "
+        "FROM riido.texts WHERE key = ANY(%s::uuid[])",
+        ("{" + ",".join(k.hex() for k in texts) + "}",),
+        binary=True,
+    )
+    blob = bytes(found.one()[0])
+    stored = {blob[i : i + 16] for i in range(0, len(blob), 16)}
+    return {k: v for k, v in texts.items() if k not in stored}
 
 
 def collect_garbage(conn: Conn) -> bool:
