@@ -25,6 +25,7 @@ from sqlalchemy.pool import NullPool
 
 from riido_pg.errors import SchemaMissing, UnknownRevision
 from riido_pg.resources import migrations_dir
+from riido_pg.server.conn import dial
 from riido_pg.server.errors import translated
 from riido_pg.server.schema import SCHEMA
 
@@ -102,8 +103,6 @@ def _position(revision: str | None) -> int:
 
 @contextmanager
 def _connection(dsn: str, *, begin: bool) -> Iterator[Connection]:
-    from riido_pg.server.connect import dial
-
     engine = create_engine("postgresql+psycopg://", creator=lambda: dial(dsn), poolclass=NullPool)
     try:
         with engine.begin() if begin else engine.connect() as conn:
@@ -207,8 +206,6 @@ _LOST = {
 @translated
 def data_loss(dsn: str, revision: str) -> Loss:
     """What ``downgrade(dsn, revision)`` would delete, counted now."""
-    from riido_pg.server.connect import dial
-
     if not _RELATIVE.fullmatch(revision):
         resolve(revision)
     counts: dict[str, tuple[int, ...]] = {}
