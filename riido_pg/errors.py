@@ -46,7 +46,7 @@ __all__ = [
     "TooManyConnections",
     "TransactionFailed",
     "TransactionInProgress",
-    "UnknownRevision",
+    "UnknownSchemaRevision",
 ]
 
 
@@ -110,7 +110,7 @@ class InvalidSetting(InvalidInput):
     """An environment variable whose value riido-pg cannot use (:mod:`riido_pg.config`)."""
 
 
-class UnknownRevision(InvalidInput):
+class UnknownSchemaRevision(InvalidInput):
     """A schema revision the installed migrations do not have."""
 
 

@@ -1,8 +1,9 @@
-"""Files shipped with the package: the ranking SQL and the alembic migrations.
+"""Files shipped with the package: the ranking SQL (``riido_pg/sql``) and the alembic
+migrations (``riido_pg/migrations``), found through :mod:`importlib.resources` alone.
 
-In a built wheel they live inside the package (``riido_pg/sql``,
-``riido_pg/migrations``); in a source checkout they are the top-level ``sql/`` and
-``migrations/`` directories.
+They are package data, so an editable install, a wheel and an sdist see them at the same
+place; the checkout's top-level ``sql`` and ``migrations`` are links to these
+directories, for readers.
 """
 
 from __future__ import annotations
@@ -13,27 +14,16 @@ from pathlib import Path
 
 __all__ = ["migrations_dir", "sql_template", "sql_text"]
 
-_CHECKOUT = Path(__file__).resolve().parent.parent
-
-
-def _locate(name: str) -> Path:
-    packaged = Path(str(resources.files("riido_pg"))) / name
-    if packaged.is_dir():
-        return packaged
-    checkout = _CHECKOUT / name
-    if checkout.is_dir():
-        return checkout
-    raise FileNotFoundError(f"riido-pg is installed without its {name}/ directory")
-
 
 def migrations_dir() -> Path:
-    return _locate("migrations")
+    """The alembic script directory (alembic wants a path on disk)."""
+    return Path(str(resources.files("riido_pg").joinpath("migrations")))
 
 
 @cache
 def sql_text(name: str) -> str:
     """The text of ``sql/<name>.sql``."""
-    return (_locate("sql") / f"{name}.sql").read_text(encoding="utf-8")
+    return resources.files("riido_pg").joinpath("sql", f"{name}.sql").read_text(encoding="utf-8")
 
 
 @cache

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import signal
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from typing import Any
 import pytest
 from support.cli import run_cli, spawn
 from support.database import Database
-from support.sessions import WAIT, readers, table_locked, wait_for, wait_read
+from support.sessions import WAIT, held_replace, table_locked, wait_for, wait_read
 
 from riido_pg import Document, load_snapshot, rank_snapshot
 
@@ -168,52 +167,25 @@ def test_replace_is_atomic_for_concurrent_readers(db: Database) -> None:
         load_snapshot(conn, "swap-new", new)
         after_expected = rank_snapshot(conn, "swap-new", "alpha common", limit=20).candidates
 
-    seen: list[str] = []
-
-    def reader(conn: Any) -> None:
+    def classify(conn: Any) -> str:
         got = rank_snapshot(conn, "swap", "alpha common", limit=20).candidates
         if got == before:
-            seen.append("old")
-        elif [(c.id, c.bm25_score) for c in got] == [(c.id, c.bm25_score) for c in after_expected]:
-            seen.append("new")
-        else:
-            seen.append("mixed")
+            return "old"
+        if [(c.id, c.bm25_score) for c in got] == [(c.id, c.bm25_score) for c in after_expected]:
+            return "new"
+        return "mixed"
 
-    results: list[Any] = []
+    def replace(conn: Any) -> str:
+        return load_snapshot(conn, "swap", new, replace=True).action
 
-    def replace(conn: Any) -> None:
-        try:
-            results.append(load_snapshot(conn, "swap", new, replace=True).action)
-        except BaseException as exc:
-            results.append(exc)
-
-    with readers(db, reader) as errors:
-        wait_read(seen, errors, "old")
-        with db.connect() as holder, db.connect() as loader:
-            holder.execute("BEGIN")
-            holder.execute(
-                "SELECT 1 FROM riido.snapshots WHERE snapshot_id = 'swap' FOR NO KEY UPDATE"
-            )
-            writer = threading.Thread(target=replace, args=(loader,))
-            writer.start()
-            try:
-                wait_for(  # in its last statement, flipping the snapshot's row
-                    db,
-                    "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = %s "
-                    "AND wait_event_type = 'Lock' AND query LIKE 'UPDATE riido.snapshots%%')",
-                    (loader.info.backend_pid,),
-                )
-                # the replace's writes are in, not committed: the snapshot holds the old
-                assert _documents(db, "swap") == len(old)
-                # readers go on reading while the replace waits
-                wait_read(seen, errors, "old", times=seen.count("old") + 6)
-                assert "new" not in seen
-            finally:  # (closing `loader` first would wait for the writer forever)
-                holder.execute("COMMIT")
-                writer.join(timeout=WAIT)
-        # a few reads of the new content: a read begun before the swap has ended
-        wait_read(seen, errors, "new", times=6)
-    assert not errors, errors
-    assert results == ["replaced"]
-    assert "mixed" not in seen
-    assert seen[0] == "old" and seen[-1] == "new"
+    # caught in its last statement, flipping the snapshot's row
+    with held_replace(db, "swap", classify, replace, statement="UPDATE riido.snapshots") as held:
+        # the replace's writes are in, not committed: the snapshot holds the old
+        assert _documents(db, "swap") == len(old)
+        # readers go on reading while the replace waits
+        wait_read(held.seen, held.reader_errors, "old", times=held.seen.count("old") + 6)
+        assert "new" not in held.seen
+    assert not held.reader_errors + held.replace_errors, held.reader_errors + held.replace_errors
+    assert held.results == ["replaced"]
+    assert "mixed" not in held.seen
+    assert held.seen[0] == "old" and held.seen[-1] == "new"

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import pty
 from pathlib import Path
 from typing import Any
 
 import pytest
-from support.cli import DEFAULT_TIMEOUT, Cli, CliResult, run_cli, spawn
+from support.cli import Cli, CliResult, run_cli, run_on_terminal
 from support.database import Database
 from support.gitrepos import Repo
 
@@ -370,31 +368,11 @@ def test_corpus_history_progress_on_a_terminal(repo: Repo, tmp_path: Path) -> No
     """On a terminal, the builder shows commits read and questions found, side by side:
     the first question found does not mark the commits row finished. (A terminal: a
     real process.)"""
-    leader, follower = pty.openpty()
     out = tmp_path / "corpus"
     args = ["corpus", "history", str(repo.path), "--output", str(out), "--max", "3"]
-    try:
-        with spawn(
-            args, dsn=None, env={"COLUMNS": "100", "TERM": "xterm"}, stderr=follower
-        ) as proc:
-            os.close(follower)
-            follower = -1
-            seen = b""
-            while True:
-                try:
-                    chunk = os.read(leader, 65536)
-                except OSError:  # the terminal closed when the process exited
-                    break
-                if not chunk:
-                    break
-                seen += chunk
-            stdout, _ = proc.communicate(timeout=DEFAULT_TIMEOUT)
-    finally:
-        for fd in (follower, leader):
-            if fd >= 0:
-                os.close(fd)
-    assert proc.returncode == 0 and stdout.startswith(b"wrote ")
-    shown = seen.decode("utf-8", "replace")
+    run = run_on_terminal(args, dsn=None, env={"COLUMNS": "100", "TERM": "xterm"})
+    assert run.code == 0 and run.piped.startswith(b"wrote ")
+    shown = run.terminal.decode("utf-8", "replace")
     assert "commits read" in shown and "✓ questions found" in shown  # 3 of 3
     assert "✓ commits read" not in shown  # still reading when questions are found
     assert "error" not in shown

@@ -149,11 +149,11 @@ def test_policy_help_lists_what_can_be_chosen_there() -> None:
 @example("-0")
 def test_whole_numbers_parse_or_say_what_was_expected(text: str) -> None:
     from riido_pg.cli.errors import OptionError
-    from riido_pg.cli.options import whole
+    from riido_pg.cli.options import whole_number
 
     for low, high in ((1, None), (1, 64)):
         try:
-            number = whole("--n", low=low, high=high)(text)
+            number = whole_number("--n", low=low, high=high)(text)
         except OptionError as exc:
             assert exc.format_message().startswith("--n must be a whole number ")
             assert exc.format_message().endswith(f", not {text!r}")

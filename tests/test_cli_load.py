@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import pty
 import re
 from pathlib import Path
 from typing import Any
 
-from support.cli import spawn
+from support.cli import run_on_terminal
 from support.corpus import write_jsonl
 from support.sessions import WAIT
 
@@ -166,23 +164,11 @@ def test_progress_bar_on_a_terminal(db: Any, tmp_path: Path) -> None:
         tmp_path / "many.jsonl",
         [{"id": f"d{i}", "text": f"read config {i}"} for i in range(20_000)],
     )
-    leader, follower = pty.openpty()
     env = {"COLUMNS": "100", "TERM": "xterm"}
-    with spawn(["load", "bar", str(src)], dsn=db.dsn, env=env, stderr=follower) as proc:
-        os.close(follower)
-        seen = b""
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # the terminal closed when the process exited
-                break
-            if not chunk:
-                break
-            seen += chunk
-        out, _ = proc.communicate(timeout=WAIT)
-    os.close(leader)
-    assert proc.returncode == 0
-    assert out == b"loaded snapshot 'bar' (20000 documents)\n"
+    run = run_on_terminal(["load", "bar", str(src)], dsn=db.dsn, env=env, timeout=WAIT)
+    seen = run.terminal
+    assert run.code == 0
+    assert run.piped == b"loaded snapshot 'bar' (20000 documents)\n"
     # rich redraws about ten times a second: each phase is on screen with its spinner
     # and clock, the streamed one with its rate in documents per second
     # what the user gets, not PostgreSQL's words for it

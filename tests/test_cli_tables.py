@@ -4,8 +4,6 @@ terminal shows the first 10 as a table."""
 
 from __future__ import annotations
 
-import os
-import pty
 import re
 import sys
 from datetime import UTC, datetime
@@ -15,7 +13,7 @@ from typing import Any
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from support.cli import DEFAULT_TIMEOUT, spawn
+from support.cli import run_on_terminal
 from support.corpus import small
 from support.database import Database
 
@@ -258,35 +256,14 @@ def test_control_characters_are_shown_not_sent(
 
 
 def test_query_on_a_terminal_is_a_table_of_the_first_10(db: Database) -> None:
-    """A terminal on stdout: a real process (support.cli.spawn)."""
+    """A terminal on stdout: a real process (support.cli.run_on_terminal)."""
     with db.connect() as conn:
         load_snapshot(conn, "tty", [Document(f"d{i:02d}", f"read {i}") for i in range(25)])
-    leader, follower = pty.openpty()
-    seen = b""
-    try:
-        with spawn(
-            ["query", "tty", "read"],
-            dsn=db.dsn,
-            env={"COLUMNS": "50", "TERM": "dumb"},
-            stdout=follower,
-        ) as proc:
-            os.close(follower)
-            follower = -1
-            while True:
-                try:
-                    chunk = os.read(leader, 65536)
-                except OSError:  # the terminal closed when the process exited
-                    break
-                if not chunk:
-                    break
-                seen += chunk
-            _, err = proc.communicate(timeout=DEFAULT_TIMEOUT)
-    finally:
-        os.close(leader)
-        if follower >= 0:
-            os.close(follower)
-    assert (proc.returncode, err) == (0, b"")
-    text = seen.decode()
+    run = run_on_terminal(
+        ["query", "tty", "read"], dsn=db.dsn, env={"COLUMNS": "50", "TERM": "dumb"}, stream="stdout"
+    )
+    assert (run.code, run.piped) == (0, b"")
+    text = run.terminal.decode()
     assert not text.lstrip().startswith("{")  # not the JSON
     assert len(re.findall(r"\bd\d\d\b", text)) == 10
     assert "15 more candidates not shown" in " ".join(text.split())

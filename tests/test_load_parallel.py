@@ -30,11 +30,10 @@ from support.cli import run_cli, spawn
 from support.database import Database
 from support.sessions import (
     WAIT,
+    held_replace,
     login_role,
-    readers,
     table_locked,
     wait_for,
-    wait_read,
     wait_until,
 )
 
@@ -365,62 +364,32 @@ def test_parallel_replace_is_atomic_for_concurrent_readers(db: Database) -> None
         ]
     assert before != after
 
-    seen: list[str] = []
     listed: list[list[str]] = []
 
-    def reader(conn: Any) -> None:
+    def classify(conn: Any) -> str:
         got = [
             (c.id, c.bm25_score) for c in rank_snapshot(conn, "swap", query, limit=20).candidates
         ]
-        seen.append("old" if got == before else "new" if got == after else "mixed")
         listed.append(sorted(s.snapshot_id for s in list_snapshots(conn)))
+        return "old" if got == before else "new" if got == after else "mixed"
 
-    results: list[Any] = []
-    replace_errors: list[BaseException] = []
+    def replace(conn: Any) -> Any:
+        return load_snapshot(conn, "swap", new, replace=True, jobs=2, fresh=True)
 
-    def replace(conn: Any) -> None:
-        try:
-            results.append(load_snapshot(conn, "swap", new, replace=True, jobs=2, fresh=True))
-        except BaseException as exc:
-            replace_errors.append(exc)
-
-    with readers(db, reader) as errors:
-        wait_read(seen, errors, "old")
-        with db.connect() as holder, db.connect() as loader:
-            # hold the snapshot's row: the replace waits inside its last transaction,
-            # its new content written into a segment no snapshot holds yet
-            holder.execute("BEGIN")
-            holder.execute(
-                "SELECT 1 FROM riido.snapshots WHERE snapshot_id = 'swap' FOR NO KEY UPDATE"
-            )
-            writer = threading.Thread(target=replace, args=(loader,))
-            writer.start()
-            try:
-                pid = loader.info.backend_pid
-                wait_for(
-                    db,
-                    "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = %s "
-                    "AND wait_event_type = 'Lock')",
-                    (pid,),
-                )
-                assert _states(db, "swap") == ["ready"]
-                assert _scalar(db, UNHELD) == len(new)
-                shown = run_cli(["snapshots", "list", "--format", "json"], dsn=db.dsn)
-                assert shown.code == 0, shown.stderr
-                rows = {r["id"]: r["documents"] for r in json.loads(shown.stdout)}
-                assert rows["swap"] == len(old) and rows["swap-new"] == len(new)
-                assert "new" not in seen
-            finally:
-                # also when an assertion fails: closing `loader` while the writer
-                # waits on it for the holder's lock would never return
-                holder.execute("COMMIT")
-                writer.join(timeout=WAIT)
-        # a few reads of the new content: a read begun before the swap has ended
-        wait_read(seen, errors, "new", times=6)
-    assert not errors + replace_errors, errors + replace_errors
-    assert [r.action for r in results] == ["replaced"]
-    assert "mixed" not in seen
-    assert seen[0] == "old" and seen[-1] == "new"
+    # the replace waits inside its last transaction, its new content written into a
+    # segment no snapshot holds yet
+    with held_replace(db, "swap", classify, replace) as held:
+        assert _states(db, "swap") == ["ready"]
+        assert _scalar(db, UNHELD) == len(new)
+        shown = run_cli(["snapshots", "list", "--format", "json"], dsn=db.dsn)
+        assert shown.code == 0, shown.stderr
+        rows = {r["id"]: r["documents"] for r in json.loads(shown.stdout)}
+        assert rows["swap"] == len(old) and rows["swap-new"] == len(new)
+        assert "new" not in held.seen
+    assert not held.reader_errors + held.replace_errors, held.reader_errors + held.replace_errors
+    assert [r.action for r in held.results] == ["replaced"]
+    assert "mixed" not in held.seen
+    assert held.seen[0] == "old" and held.seen[-1] == "new"
     assert all(ids.count("swap") == 1 for ids in listed)
     assert _states(db, "swap") == ["ready"]
     _assert_clean(db)  # the old half's texts were collected

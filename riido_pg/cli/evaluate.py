@@ -15,7 +15,7 @@ import typer
 
 from riido_pg.api import count
 from riido_pg.cli.history import corpus_history
-from riido_pg.cli.options import EvalPolicyOpt, whole
+from riido_pg.cli.options import EvalPolicyOpt, whole_number
 from riido_pg.cli.progress import progress_reporter
 from riido_pg.cli.settings import database
 
@@ -85,7 +85,7 @@ def eval_command(
         typer.Option(
             "--run-depth",
             metavar="N",
-            parser=whole("--run-depth"),
+            parser=whole_number("--run-depth"),
             help="Documents per question in run files (default 1000).",
             show_default=False,
         ),

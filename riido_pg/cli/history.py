@@ -9,7 +9,7 @@ import typer
 
 from riido_pg.api import visible
 from riido_pg.cli.extract import ExcludeOpt, LangOpt
-from riido_pg.cli.options import whole
+from riido_pg.cli.options import whole_number
 from riido_pg.cli.progress import progress_bar
 
 __all__ = ["corpus_history"]
@@ -37,7 +37,7 @@ def corpus_history(
     max_questions: Annotated[
         int,
         typer.Option(
-            "--max", metavar="N", parser=whole("--max"), help="Questions to write at most."
+            "--max", metavar="N", parser=whole_number("--max"), help="Questions to write at most."
         ),
     ] = 200,
     since: Annotated[
@@ -65,7 +65,7 @@ def corpus_history(
         typer.Option(
             "--max-targets",
             metavar="K",
-            parser=whole("--max-targets"),
+            parser=whole_number("--max-targets"),
             help="Skip a commit that changed more than K functions.",
         ),
     ] = 4,

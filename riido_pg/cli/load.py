@@ -18,7 +18,7 @@ from riido_pg.cli.extract import (
     RevOpt,
     tree_notes,
 )
-from riido_pg.cli.options import ShardOpt, SnapshotArg, TextConfig, whole
+from riido_pg.cli.options import ShardOpt, SnapshotArg, TextConfig, whole_number
 from riido_pg.cli.output import note
 from riido_pg.cli.progress import progress_bar
 from riido_pg.cli.settings import database, settings
@@ -83,7 +83,7 @@ def load(
             "--jobs",
             "-j",
             metavar="N",
-            parser=whole("--jobs", high=64),
+            parser=whole_number("--jobs", high=64),
             help="Server connections indexing at once, 1 to 64 (default: this machine's "
             "cores, at most 4); 1 loads in one transaction on one connection.",
             show_default=False,

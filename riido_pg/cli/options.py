@@ -32,13 +32,13 @@ __all__ = [
     "SnapshotArg",
     "TextConfig",
     "choice",
-    "whole",
+    "whole_number",
 ]
 
 E = TypeVar("E", bound=StrEnum)
 
 
-def whole(
+def whole_number(
     option: str, *, low: int = 1, high: int | None = None, ceiling: int | None = None
 ) -> Callable[[object], int]:
     """A parser of a whole number in ``[low, high]`` for ``option``; ``ceiling`` is a
@@ -159,7 +159,7 @@ LimitOpt = Annotated[
     typer.Option(
         "--limit",
         metavar="N",
-        parser=whole("--limit", ceiling=MAX_LIMIT),
+        parser=whole_number("--limit", ceiling=MAX_LIMIT),
         help="Only the first N candidates (exactly the first N of the full ranking).",
         show_default=False,
     ),

@@ -61,7 +61,7 @@ BoolArray = npt.NDArray[np.bool_]
 __all__ = [
     "BATCH_CELLS",
     "PROGRESS_PHASE",
-    "Chosen",
+    "EvalSetup",
     "Prepared",
     "check_policies",
     "choose",
@@ -97,7 +97,7 @@ def check_policies(policies: Sequence[str] | None, model: str | None = None) -> 
 
 
 @dataclass(frozen=True, slots=True)
-class Chosen:
+class EvalSetup:
     """What an evaluation runs: its policies (checked), the fused weight, the run
     files' depth and the learned hint source."""
 
@@ -122,7 +122,7 @@ def choose(
     fused_weight: float | None,
     run_depth: int,
     model: str | None,
-) -> Chosen:
+) -> EvalSetup:
     """The checked settings of an evaluation (:func:`check_policies`, the fused
     weight, the depth)."""
     chosen = tuple(get_policy(p) for p in check_policies(policies, model))
@@ -132,7 +132,7 @@ def choose(
     weight = check_weight(weighted[0], fused_weight) if weighted else None
     if run_depth < 1:
         raise InvalidInput("the run depth must be at least 1")
-    return Chosen(chosen, weighted, weight, run_depth, model)
+    return EvalSetup(chosen, weighted, weight, run_depth, model)
 
 
 @dataclass(slots=True)
@@ -158,7 +158,7 @@ def prepare(
     snap: Snapshot,
     text_config: str,
     questions: list[StoredQuestion],
-    chosen: Chosen,
+    chosen: EvalSetup,
     *,
     run_files: bool,
 ) -> Prepared:
@@ -198,7 +198,7 @@ def _test_docs(conn: Conn, snap: Snapshot, docs: Documents) -> BoolArray:
 
 def rank_prepared(
     ready: Prepared,
-    chosen: Chosen,
+    chosen: EvalSetup,
     writer: RunWriter | None,
     clock: dict[str, float],
     progress: Progress | None,
@@ -311,7 +311,7 @@ def _peak_rss_mb() -> float:
 
 
 def measured_costs(
-    chosen: Chosen, clock: dict[str, float], questions: int, learned: Sequence[LearnedSide]
+    chosen: EvalSetup, clock: dict[str, float], questions: int, learned: Sequence[LearnedSide]
 ) -> dict[str, dict[str, float]] | None:
     """With a model: each policy's cost in this run, milliseconds per question spent
     ranking it (the model's query embedding included), and for the model the load
@@ -341,7 +341,7 @@ def _evaluate_batch(
     terms: Sequence[QueryTerms],
     ready: Prepared,
     start: int,
-    chosen: Chosen,
+    chosen: EvalSetup,
     writer: RunWriter | None,
     clock: dict[str, float],
 ) -> Iterator[QuestionResult]:

@@ -29,7 +29,7 @@ import scipy.sparse as sp
 from psycopg import sql
 
 from riido_pg.ranking import bm25
-from riido_pg.ranking.combiners import MODEL
+from riido_pg.ranking.inputs import MODEL
 from riido_pg.resources import sql_template
 from riido_pg.server.connect import Conn
 from riido_pg.storage.snapshots import Snapshot

@@ -44,10 +44,10 @@ from typing import cast
 from tree_sitter import Node, Query, QueryCursor, TreeCursor
 
 from riido_pg.documents import MAX_ID_BYTES
-from riido_pg.extract.grammars import language, parser
+from riido_pg.extract.grammars import language, parser, rules
 from riido_pg.extract.locations import function_id
 from riido_pg.extract.model import Function
-from riido_pg.extract.rules import RULES, Rules
+from riido_pg.extract.rules import Rules
 from riido_pg.extract.rules.base import Named
 from riido_pg.extract.syntax import Frame
 
@@ -81,7 +81,7 @@ class FileFunctions:
 def _query(key: str) -> Query:
     """One query capturing every definition node kind the grammar knows."""
     lang = language(key)
-    kinds = [k for k in RULES[key].definitions if lang.id_for_node_kind(k, True) is not None]
+    kinds = [k for k in rules(key).definitions if lang.id_for_node_kind(k, True) is not None]
     return Query(lang, "[" + " ".join(f"({k})" for k in kinds) + "] @def")
 
 
@@ -278,7 +278,7 @@ def extract_functions(key: str, language_name: str, path: str, src: bytes) -> Fi
     starts = sorted(((n.start_byte, n.end_byte) for n in found), key=lambda s: (s[0], -s[1]))
     # Only a tree of more nodes than that can go below the query's reach.
     deep = tree.root_node.descendant_count > MAX_SYNTAX_DEPTH // 2
-    file = _File(RULES[key], language_name, path, src)
+    file = _File(rules(key), language_name, path, src)
     if starts or deep:
         file.walk(tree.walk(), starts, deep)
     return file.result

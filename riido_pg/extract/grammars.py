@@ -16,43 +16,38 @@ from typing import cast
 
 from tree_sitter import Language, Parser
 
-__all__ = ["grammar_distributions", "grammar_key", "language", "parser"]
+from riido_pg.extract.languages import LANGUAGES, Grammar
+from riido_pg.extract.rules import Rules
 
-#: Grammar key -> (module, function returning the language pointer).
-_GRAMMARS: dict[str, tuple[str, str]] = {
-    "c": ("tree_sitter_c", "language"),
-    "cpp": ("tree_sitter_cpp", "language"),
-    "csharp": ("tree_sitter_c_sharp", "language"),
-    "go": ("tree_sitter_go", "language"),
-    "java": ("tree_sitter_java", "language"),
-    "javascript": ("tree_sitter_javascript", "language"),
-    "kotlin": ("tree_sitter_kotlin", "language"),
-    "python": ("tree_sitter_python", "language"),
-    "ruby": ("tree_sitter_ruby", "language"),
-    "rust": ("tree_sitter_rust", "language"),
-    "typescript": ("tree_sitter_typescript", "language_typescript"),
-    "tsx": ("tree_sitter_typescript", "language_tsx"),
+__all__ = ["grammar_distributions", "grammar_key", "language", "parser", "rules"]
+
+#: Grammar key -> the grammar and the rules of its language.
+_BY_KEY: dict[str, tuple[Grammar, Rules]] = {
+    g.key: (g, lang.rules) for lang in LANGUAGES.values() for g in lang.grammars
 }
 
 
 def grammar_distributions() -> list[str]:
     """The names of the grammar packages, as installed (``tree-sitter-python``, …)."""
-    return sorted({module.replace("_", "-") for module, _ in _GRAMMARS.values()})
+    return sorted({g.module.replace("_", "-") for g, _ in _BY_KEY.values()})
 
 
 def grammar_key(language_name: str, file_name: str) -> str:
     """The grammar for a file of ``language_name``: its name, or ``tsx``."""
-    if language_name == "typescript" and file_name.endswith(".tsx"):
-        return "tsx"
-    return language_name
+    return LANGUAGES[language_name].grammar_for(file_name).key
+
+
+def rules(key: str) -> Rules:
+    """The naming rules of the language grammar ``key`` parses."""
+    return _BY_KEY[key][1]
 
 
 @cache
 def language(key: str) -> Language:
     """The compiled tree-sitter language for a grammar key."""
-    module_name, function_name = _GRAMMARS[key]
-    module = importlib.import_module(module_name)
-    pointer = cast(Callable[[], object], getattr(module, function_name))()
+    grammar = _BY_KEY[key][0]
+    module = importlib.import_module(grammar.module)
+    pointer = cast(Callable[[], object], getattr(module, grammar.function))()
     return Language(pointer)
 
 

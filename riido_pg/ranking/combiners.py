@@ -18,6 +18,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from riido_pg.ranking import bm25
+from riido_pg.ranking.inputs import COLUMNS, HINTS, IDENT, MODEL, NAME, RAW
 from riido_pg.ranking.interleave import iter_interleave
 from riido_pg.ranking.terms import QueryTerms
 from riido_pg.server.plans import Plan
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from riido_pg.evaluation.scoring import Batch
 
 __all__ = [
+    "COLUMNS",
     "HINTS",
     "IDENT",
     "MODEL",
@@ -41,13 +43,6 @@ __all__ = [
     "Single",
     "Structure",
 ]
-
-RAW = "raw"
-IDENT = "ident"
-NAME = bm25.NAME
-HINTS = "hints"
-MODEL = "model"
-COLUMNS = (RAW, IDENT)
 
 
 @dataclass(frozen=True, slots=True)

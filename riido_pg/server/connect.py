@@ -3,19 +3,20 @@
 ``--dsn``/``RIIDO_PG_DSN`` name a server; otherwise the embedded default is started
 and migrated automatically. A named server must already have the current schema.
 No message about a connection string shows its password (:func:`redact_dsn`).
+
+The imports go one way: this module uses :mod:`.embedded` and :mod:`.migrate` (when
+it needs them: alembic is slow to import), and both open connections with
+:func:`riido_pg.server.conn.dial`, below it.
 """
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
-
-import psycopg
-
 from riido_pg import config
 from riido_pg.config import DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_STATEMENT_TIMEOUT_MS
-from riido_pg.errors import DatabaseUnavailable, Hint, InvalidDsn, SchemaMissing
-from riido_pg.redact import NOT_UTF8, redact_dsn, unparsed_reason
-from riido_pg.server.errors import first_line, translated
+from riido_pg.errors import Hint, SchemaMissing
+from riido_pg.redact import redact_dsn
+from riido_pg.server.conn import Conn, dial
+from riido_pg.server.errors import translated
 
 __all__ = [
     "DEFAULT_LOCK_TIMEOUT_MS",
@@ -28,9 +29,6 @@ __all__ = [
     "redact_dsn",
     "resolve_dsn",
 ]
-
-#: A connection as riido-pg uses it (the row type is whatever the caller's factory gives).
-Conn: TypeAlias = psycopg.Connection[Any]
 
 #: The schema revision this version of riido-pg needs (tests check it is alembic's head).
 SCHEMA_REVISION = "0010"
@@ -46,25 +44,6 @@ def resolve_dsn(dsn: str | None) -> tuple[str, bool]:
     from riido_pg.server.embedded import embedded_dsn
 
     return embedded_dsn(), True
-
-
-def dial(url: str, **kwargs: Any) -> Conn:
-    """``psycopg.connect(url, **kwargs)``, its failures as :class:`InvalidDsn` (the
-    string does not parse: nothing of it is shown; or it has a malformed value) or
-    :class:`DatabaseUnavailable`, each with the password masked."""
-    try:
-        return psycopg.connect(url, **kwargs)
-    except psycopg.ProgrammingError as exc:  # the DSN does not parse
-        raise InvalidDsn(f"invalid DSN: {unparsed_reason(first_line(exc))}") from exc
-    except UnicodeDecodeError:  # psycopg decodes percent-encoded bytes as UTF-8
-        raise InvalidDsn(f"invalid DSN: {NOT_UTF8}") from None
-    except psycopg.OperationalError as exc:
-        message = redact_dsn(first_line(exc), url)
-        # libpq refuses a malformed option value before any network work
-        if message.startswith("connection is bad: invalid"):
-            reason = message.removeprefix("connection is bad: ")
-            raise InvalidDsn(f"invalid DSN: {reason}") from exc
-        raise DatabaseUnavailable(f"cannot connect to PostgreSQL: {message}") from exc
 
 
 def connect(dsn: str | None = None, *, migrate: bool = True) -> Conn:

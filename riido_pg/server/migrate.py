@@ -2,7 +2,7 @@
 
 A revision is ``base`` (no schema), ``head`` (the newest), one of the ids
 :func:`revisions` lists, or ``-N``/``+N`` counted from the database's current one;
-anything else is :class:`UnknownRevision`, naming the known ones. Moving towards a
+anything else is :class:`UnknownSchemaRevision`, naming the known ones. Moving towards a
 revision the schema is already past does nothing (alembic's way for an upgrade,
 riido-pg's for a downgrade too). :func:`data_loss` says what a downgrade would delete,
 so the command line can ask before it does.
@@ -23,8 +23,9 @@ from psycopg import sql
 from sqlalchemy import Connection, create_engine
 from sqlalchemy.pool import NullPool
 
-from riido_pg.errors import SchemaMissing, UnknownRevision
+from riido_pg.errors import SchemaMissing, UnknownSchemaRevision
 from riido_pg.resources import migrations_dir
+from riido_pg.server.conn import dial
 from riido_pg.server.errors import translated
 from riido_pg.server.schema import SCHEMA
 
@@ -64,7 +65,7 @@ _RELATIVE = re.compile(r"[+-][0-9]{1,4}")
 
 def resolve(revision: str, current: str | None = None) -> str | None:
     """The revision id ``revision`` names (``None`` for ``base``; ``+N``/``-N`` count
-    from ``current``), or :class:`UnknownRevision` naming the known ones."""
+    from ``current``), or :class:`UnknownSchemaRevision` naming the known ones."""
     known = revisions()
     if _RELATIVE.fullmatch(revision):
         position = _position(current) + int(revision)
@@ -80,8 +81,8 @@ def resolve(revision: str, current: str | None = None) -> str | None:
     raise _unknown(repr(revision), known)
 
 
-def _unknown(what: str, known: list[str]) -> UnknownRevision:
-    return UnknownRevision(
+def _unknown(what: str, known: list[str]) -> UnknownSchemaRevision:
+    return UnknownSchemaRevision(
         f"no schema revision {what}; the known ones are base, {', '.join(known)} "
         f"and head (= {known[-1]})"
     )
@@ -102,8 +103,6 @@ def _position(revision: str | None) -> int:
 
 @contextmanager
 def _connection(dsn: str, *, begin: bool) -> Iterator[Connection]:
-    from riido_pg.server.connect import dial
-
     engine = create_engine("postgresql+psycopg://", creator=lambda: dial(dsn), poolclass=NullPool)
     try:
         with engine.begin() if begin else engine.connect() as conn:
@@ -207,8 +206,6 @@ _LOST = {
 @translated
 def data_loss(dsn: str, revision: str) -> Loss:
     """What ``downgrade(dsn, revision)`` would delete, counted now."""
-    from riido_pg.server.connect import dial
-
     if not _RELATIVE.fullmatch(revision):
         resolve(revision)
     counts: dict[str, tuple[int, ...]] = {}

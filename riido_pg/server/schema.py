@@ -36,13 +36,13 @@ __all__ = [
     "Placement",
     "Posting",
     "Question",
+    "QuestionTarget",
     "Segment",
     "SegmentModel",
     "Shard",
     "Snapshot",
     "SnapshotModel",
     "SnapshotSegment",
-    "Target",
     "Text",
     "load_stage",
     "metadata",
@@ -259,7 +259,7 @@ class Question(Base):
     repo: Mapped[str] = mapped_column(TextType, nullable=False, server_default="")
 
 
-class Target(Base):
+class QuestionTarget(Base):
     """A target document of a question (a qrel with score > 0)."""
 
     __tablename__ = "targets"

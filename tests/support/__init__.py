@@ -4,7 +4,8 @@
   cloned from one migrated template per session; :class:`~support.database.Database`
   and the schema's tables.
 - :mod:`support.cli`: running ``riido-pg`` in this process (:func:`~support.cli.run_cli`)
-  or as a real process (:func:`~support.cli.run_cli_process`, :func:`~support.cli.spawn`).
+  or as a real process (:func:`~support.cli.run_cli_process`, :func:`~support.cli.spawn`,
+  and :func:`~support.cli.run_on_terminal` with stdout or stderr on a terminal).
 - :mod:`support.sessions`: what other sessions do meanwhile (a table locked, readers,
   a login role) and waiting for a state of the server (:func:`~support.sessions.wait_for`).
 - :mod:`support.corpus`: corpora (standard-library functions, BEIR directories, JSON Lines).

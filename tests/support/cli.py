@@ -16,7 +16,8 @@ would print it or stay silent.
 process is needed for (signals, a process killed mid-work, the embedded server,
 clusters and standbys, terminals, arguments that are not UTF-8, import costs).
 A spawned process is killed and reaped when its block ends, so a test that fails
-or times out never leaves one running into the next test.
+or times out never leaves one running into the next test. :func:`run_on_terminal`
+runs one with stdout or stderr on a pseudo-terminal and gives what it drew there.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import io
 import json
 import logging
 import os
+import pty
 import shutil
 import signal
 import subprocess
@@ -38,7 +40,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import IO, Any
+from typing import IO, Any, Literal
 
 from typer.testing import CliRunner
 
@@ -57,6 +59,7 @@ __all__ = [
     "reaped",
     "run_cli",
     "run_cli_process",
+    "run_on_terminal",
     "spawn",
 ]
 
@@ -312,3 +315,47 @@ def run_cli_process(
     return CliResult(
         proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
     )
+
+
+@dataclass(frozen=True)
+class TerminalRun:
+    """A process run with one stream on a terminal (:func:`run_on_terminal`)."""
+
+    code: int
+    #: Everything the process wrote on the terminal, escape sequences included.
+    terminal: bytes
+    #: The other stream (a pipe), whole.
+    piped: bytes
+
+
+def run_on_terminal(
+    args: Sequence[str],
+    *,
+    dsn: str | None,
+    env: Mapping[str, str] | None = None,
+    stream: Literal["stdout", "stderr"] = "stderr",
+    timeout: float = DEFAULT_TIMEOUT,
+) -> TerminalRun:
+    """Run ``python -m riido_pg ARGS`` (:func:`spawn`) with ``stream`` on a
+    pseudo-terminal, the other piped, and read the terminal until the process closes
+    it (on Linux reading a closed terminal's leader raises ``EIO``: the end)."""
+    leader, follower = pty.openpty()
+    seen = b""
+    try:
+        with spawn(args, dsn=dsn, env=env, **{stream: follower}) as proc:
+            os.close(follower)
+            follower = -1
+            while True:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:  # the terminal closed when the process exited
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            out, err = proc.communicate(timeout=timeout)
+    finally:
+        for fd in (follower, leader):
+            if fd >= 0:
+                os.close(fd)
+    return TerminalRun(proc.returncode, seen, err if stream == "stdout" else out)

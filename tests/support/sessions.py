@@ -1,5 +1,5 @@
-"""What other sessions do while a test runs (a table locked, readers, a login role),
-and waiting for a state of the server.
+"""What other sessions do while a test runs (a table locked, readers, a replace held
+while readers read, a login role), and waiting for a state of the server.
 
 Waits are generous (:data:`WAIT`): they bound a hang, they do not measure speed, and
 the suite shares a small machine with other work.
@@ -12,6 +12,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass, field
 from typing import Any, LiteralString, TypeVar
 
 import psycopg
@@ -22,6 +23,8 @@ from support.database import Database
 
 __all__ = [
     "WAIT",
+    "HeldReplace",
+    "held_replace",
     "login_role",
     "readers",
     "table_locked",
@@ -146,3 +149,73 @@ def login_role(db: Database, server_dsn: str, grant: Callable[[str], None]) -> I
             conn.execute(sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
         with psycopg.connect(server_dsn, autocommit=True) as conn:
             conn.execute(sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+
+
+@dataclass
+class HeldReplace:
+    """What :func:`held_replace` saw."""
+
+    #: One word per read: ``old``, ``new`` or ``mixed`` (the caller's ``classify``).
+    seen: list[str] = field(default_factory=list)
+    #: What the readers raised (a reader stops at its first error).
+    reader_errors: list[BaseException] = field(default_factory=list)
+    #: What the replace returned, once it has returned.
+    results: list[Any] = field(default_factory=list)
+    #: What the replace raised.
+    replace_errors: list[BaseException] = field(default_factory=list)
+
+
+@contextmanager
+def held_replace(
+    db: Database,
+    snapshot: str,
+    classify: Callable[[psycopg.Connection[Any]], str],
+    replace: Callable[[psycopg.Connection[Any]], object],
+    *,
+    statement: str = "",
+) -> Iterator[HeldReplace]:
+    """A replace of ``snapshot`` caught before it commits, with readers reading all along.
+
+    :func:`readers` call ``classify(conn)`` (``old``, ``new`` or ``mixed``) over and
+    over; once one has seen ``old``, ``replace(conn)`` runs in a thread on a
+    connection of its own while another session holds the snapshot's row. The block
+    runs when the replace waits for that row (in a statement beginning with
+    ``statement``): its writes are in, not committed. After the block the row is
+    released, the replace awaited and, unless the block failed, the readers read the
+    new content six times (a read begun before the swap has ended)."""
+    held = HeldReplace()
+
+    def read(conn: psycopg.Connection[Any]) -> None:
+        held.seen.append(classify(conn))
+
+    def run(conn: psycopg.Connection[Any]) -> None:
+        try:
+            held.results.append(replace(conn))
+        except BaseException as exc:  # for the caller to assert on
+            held.replace_errors.append(exc)
+
+    with readers(db, read) as errors:
+        held.reader_errors = errors
+        wait_read(held.seen, errors, "old")
+        with db.connect() as holder, db.connect() as loader:
+            holder.execute("BEGIN")
+            holder.execute(
+                "SELECT 1 FROM riido.snapshots WHERE snapshot_id = %s FOR NO KEY UPDATE",
+                (snapshot,),
+            )
+            writer = threading.Thread(target=run, args=(loader,))
+            writer.start()
+            try:
+                wait_for(
+                    db,
+                    "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = %s "
+                    "AND wait_event_type = 'Lock' AND query LIKE %s)",
+                    (loader.info.backend_pid, statement + "%"),
+                )
+                yield held
+            finally:
+                # also when the block fails: closing `loader` while the writer waits
+                # on it for the holder's lock would never return
+                holder.execute("COMMIT")
+                writer.join(timeout=WAIT)
+        wait_read(held.seen, errors, "new", times=6)

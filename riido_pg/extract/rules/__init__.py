@@ -42,7 +42,22 @@ from riido_pg.extract.rules.base import (
 from riido_pg.extract.rules.javascript import JS
 from riido_pg.extract.rules.native import c_name, csharp_name, go_name, kotlin_name, rust_type
 
-__all__ = ["RULES", "Rules", "clean_name"]
+#: One rule set per language (JavaScript's, :data:`JS`, serves TypeScript too); the
+#: language records of :mod:`riido_pg.extract.languages` name theirs.
+__all__ = [
+    "CPP",
+    "CSHARP",
+    "GO",
+    "JAVA",
+    "JS",
+    "KOTLIN",
+    "PYTHON",
+    "RUBY",
+    "RUST",
+    "C",
+    "Rules",
+    "clean_name",
+]
 
 _CPP_CONTAINERS: dict[str, ContainerRule] = {
     "class_specifier": container_field,
@@ -51,87 +66,81 @@ _CPP_CONTAINERS: dict[str, ContainerRule] = {
     "namespace_definition": container_field,
 }
 
-#: Grammar key -> its rules (``tsx`` shares TypeScript's).
-RULES: dict[str, Rules] = {
-    "python": Rules(
-        definitions=("function_definition",),
-        name=on_node(named_with_body),
-        containers={"class_definition": container_field},
-        wrappers=frozenset({"decorated_definition"}),
+PYTHON = Rules(
+    definitions=("function_definition",),
+    name=on_node(named_with_body),
+    containers={"class_definition": container_field},
+    wrappers=frozenset({"decorated_definition"}),
+)
+GO = Rules(definitions=("function_declaration", "method_declaration"), name=on_node(go_name))
+JAVA = Rules(
+    definitions=(
+        "method_declaration",
+        "constructor_declaration",
+        "compact_constructor_declaration",
     ),
-    "go": Rules(definitions=("function_declaration", "method_declaration"), name=on_node(go_name)),
-    "javascript": JS,
-    "typescript": JS,
-    "tsx": JS,
-    "java": Rules(
-        definitions=(
-            "method_declaration",
-            "constructor_declaration",
-            "compact_constructor_declaration",
-        ),
-        name=on_node(named_with_body),
-        containers={
-            kind: container_field
-            for kind in (
-                "class_declaration",
-                "interface_declaration",
-                "enum_declaration",
-                "record_declaration",
-                "annotation_type_declaration",
-            )
-        },
-        leading=frozenset({"line_comment", "block_comment"}),
+    name=on_node(named_with_body),
+    containers={
+        kind: container_field
+        for kind in (
+            "class_declaration",
+            "interface_declaration",
+            "enum_declaration",
+            "record_declaration",
+            "annotation_type_declaration",
+        )
+    },
+    leading=frozenset({"line_comment", "block_comment"}),
+)
+CSHARP = Rules(
+    definitions=(
+        "method_declaration",
+        "constructor_declaration",
+        "destructor_declaration",
+        "local_function_statement",
     ),
-    "csharp": Rules(
-        definitions=(
-            "method_declaration",
-            "constructor_declaration",
-            "destructor_declaration",
-            "local_function_statement",
-        ),
-        name=on_node(csharp_name),
-        containers={
-            kind: container_field
-            for kind in (
-                "class_declaration",
-                "struct_declaration",
-                "interface_declaration",
-                "record_declaration",
-                "record_struct_declaration",
-                "namespace_declaration",
-            )
-        },
-    ),
-    "rust": Rules(
-        definitions=("function_item",),
-        name=on_node(named_with_body),
-        containers={
-            "impl_item": rust_type,
-            "trait_item": container_field,
-            "mod_item": container_field,
-        },
-        leading=frozenset({"line_comment", "block_comment", "attribute_item"}),
-    ),
-    "c": Rules(definitions=("function_definition",), name=on_node(c_name)),
-    "cpp": Rules(
-        definitions=("function_definition",),
-        name=on_node(c_name),
-        containers=_CPP_CONTAINERS,
-        wrappers=frozenset({"template_declaration"}),
-    ),
-    "ruby": Rules(
-        definitions=("method", "singleton_method"),
-        name=on_node(field_name),
-        containers={"class": container_field, "module": container_field},
-    ),
-    "kotlin": Rules(
-        definitions=("function_declaration",),
-        name=on_node(kotlin_name),
-        containers={
-            "class_declaration": container_field,
-            "object_declaration": container_field,
-            "companion_object": container_field,
-        },
-        leading=frozenset({"line_comment", "block_comment"}),
-    ),
-}
+    name=on_node(csharp_name),
+    containers={
+        kind: container_field
+        for kind in (
+            "class_declaration",
+            "struct_declaration",
+            "interface_declaration",
+            "record_declaration",
+            "record_struct_declaration",
+            "namespace_declaration",
+        )
+    },
+)
+RUST = Rules(
+    definitions=("function_item",),
+    name=on_node(named_with_body),
+    containers={
+        "impl_item": rust_type,
+        "trait_item": container_field,
+        "mod_item": container_field,
+    },
+    leading=frozenset({"line_comment", "block_comment", "attribute_item"}),
+)
+C = Rules(definitions=("function_definition",), name=on_node(c_name))
+CPP = Rules(
+    definitions=("function_definition",),
+    name=on_node(c_name),
+    containers=_CPP_CONTAINERS,
+    wrappers=frozenset({"template_declaration"}),
+)
+RUBY = Rules(
+    definitions=("method", "singleton_method"),
+    name=on_node(field_name),
+    containers={"class": container_field, "module": container_field},
+)
+KOTLIN = Rules(
+    definitions=("function_declaration",),
+    name=on_node(kotlin_name),
+    containers={
+        "class_declaration": container_field,
+        "object_declaration": container_field,
+        "companion_object": container_field,
+    },
+    leading=frozenset({"line_comment", "block_comment"}),
+)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-
-from tree_sitter import Node
+from typing import TYPE_CHECKING
 
 from riido_pg.extract.syntax import Slot, Stack
+
+if TYPE_CHECKING:
+    from tree_sitter import Node  # types only: importing the rules loads no grammar
 
 __all__ = [
     "ContainerRule",
@@ -22,7 +24,7 @@ __all__ = [
 ]
 
 #: (name, node whose first line is the function's line) or None: not extracted.
-Named = tuple[str, Node] | None
+Named = tuple[str, "Node"] | None
 #: The name of the definition at ``stack[-1]``.
 NameRule = Callable[[Stack, bytes], Named]
 #: The name component the container at ``stack[-1]`` adds (None: nothing).
@@ -30,7 +32,7 @@ ContainerRule = Callable[[Stack, bytes], str | None]
 #: The index in the stack of the node whose extent becomes the text (before wrappers).
 OuterRule = Callable[[Stack], int]
 #: The slot a child inherits: (stack with the parent last, the child, its field name).
-CarryRule = Callable[[Stack, Node, str | None, bytes], Slot | None]
+CarryRule = Callable[[Stack, "Node", str | None, bytes], Slot | None]
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ has none (anonymous callbacks).
 
 from __future__ import annotations
 
-from tree_sitter import Node
+from typing import TYPE_CHECKING
 
 from riido_pg.extract.rules.base import (
     ContainerRule,
@@ -37,6 +37,9 @@ from riido_pg.extract.rules.base import (
     text,
 )
 from riido_pg.extract.syntax import Frame, Slot, Stack
+
+if TYPE_CHECKING:
+    from tree_sitter import Node  # types only: importing the rules loads no grammar
 
 __all__ = ["JS"]
 

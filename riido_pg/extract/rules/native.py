@@ -3,10 +3,13 @@ blocks, C# destructors, Kotlin bodies. Each needs the definition node alone."""
 
 from __future__ import annotations
 
-from tree_sitter import Node
+from typing import TYPE_CHECKING
 
 from riido_pg.extract.rules.base import Named, clean_name, field_name, named_with_body, text
 from riido_pg.extract.syntax import Stack
+
+if TYPE_CHECKING:
+    from tree_sitter import Node  # types only: importing the rules loads no grammar
 
 __all__ = ["c_name", "csharp_name", "go_name", "kotlin_name", "rust_type"]
 

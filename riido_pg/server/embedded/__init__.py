@@ -42,7 +42,7 @@ from riido_pg.server.embedded.home import (
 )
 from riido_pg.server.embedded.initdb import STAGING_PREFIX, prepare
 from riido_pg.server.embedded.messages import cause
-from riido_pg.server.embedded.pgctl import settle, start_server, stop_server
+from riido_pg.server.embedded.pgctl import start_server, stop_server, wait_ready_or_gone
 from riido_pg.server.embedded.probe import LEFTOVER_WAIT_S, clear_stale, running
 
 __all__ = [
@@ -112,7 +112,7 @@ def stop_embedded() -> bool:
 def _start(home: Path, pgdata: Path) -> str:
     make_home(home)
     with lock(home, required=True):
-        info = settle(pgdata)
+        info = wait_ready_or_gone(pgdata)
         if info is None:
             prepare(home, pgdata)
             info = start_server(home, pgdata)

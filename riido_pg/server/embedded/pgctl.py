@@ -24,7 +24,7 @@ from riido_pg.server.embedded.probe import (
 )
 from riido_pg.server.embedded.programs import grant_server_access, program, run_as_server
 
-__all__ = ["PG_CTL_WAIT_S", "START_BACKOFF_S", "settle", "start_server", "stop_server"]
+__all__ = ["PG_CTL_WAIT_S", "START_BACKOFF_S", "start_server", "stop_server", "wait_ready_or_gone"]
 
 #: ``pg_ctl -t``: how long a start (crash recovery included) or a stop may take.
 PG_CTL_WAIT_S = 60
@@ -32,7 +32,7 @@ PG_CTL_WAIT_S = 60
 START_BACKOFF_S = (0.2, 0.5, 1.0, 2.0)
 
 
-def settle(pgdata: Path) -> PidFile | None:
+def wait_ready_or_gone(pgdata: Path) -> PidFile | None:
     """A live server that is starting or stopping: wait until it is ready or gone."""
     deadline = time.monotonic() + PG_CTL_WAIT_S
     while True:
@@ -83,7 +83,7 @@ def start_server(home: Path, pgdata: Path) -> PidFile:
             timeout=PG_CTL_WAIT_S + 30,
         )
         if ran.code == 0:
-            info = settle(pgdata)
+            info = wait_ready_or_gone(pgdata)
             if info is not None:
                 return info
         # the server's own words (the log) come first: pg_ctl only says it gave up

@@ -1,0 +1,1 @@
+riido_pg/sql
