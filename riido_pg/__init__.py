@@ -58,7 +58,7 @@ if TYPE_CHECKING:
         load_snapshot_from_table,
     )
 
-__version__ = "0.1.0"
+from riido_pg._version import __version__
 
 __all__ = [
     "Candidate",

@@ -19,7 +19,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from riido_pg import __version__
+from riido_pg._version import __version__
 from riido_pg.agents.answers import (
     DEFAULT_LIMIT,
     DEFAULT_POLICY,
@@ -29,7 +29,7 @@ from riido_pg.agents.answers import (
     search_answer,
     snapshots_answer,
 )
-from riido_pg.api import Database
+from riido_pg.api.database import Database
 from riido_pg.errors import DatabaseUnavailable, InvalidInput, RiidoError
 from riido_pg.quoting import visible
 from riido_pg.ranking.rank import NO_WORDS
