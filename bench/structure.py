@@ -52,11 +52,11 @@ from riido_pg.ranking.policies import (
     policies,
 )
 
-W_IDENT = (2.0, 3.0, 4.0, 6.0)
-W_NAME = (0.0, 1.0, 2.0, 4.0, 6.0)
-W_QUAL = (0.0, 1.0, 2.0, 4.0, 8.0)
-TEST_PRIORS = (1.0, 0.5, 0.3, 0.2, 0.1)
-EXAMPLE_PRIORS = (1.0, 0.5, 0.3, 0.2, 0.1)
+W_IDENT = (4.0, 6.0)
+W_NAME = (2.0, 4.0, 6.0)
+W_QUAL = (0.0, 2.0, 4.0, 8.0)
+TEST_PRIORS = (0.3, 0.2, 0.1)
+EXAMPLE_PRIORS = (1.0, 0.5, 0.3, 0.1)
 MEASURES = ("recall@1", "recall@10", "mrr")
 CONTROL = IDENTIFIER_BM25_BASELINE_FIRST
 SHIPPED = (BM25, CONTROL, IDENTIFIER_BM25_FUSED, IDENTIFIER_BM25_RRF, STRUCTURE_BM25)
