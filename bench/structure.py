@@ -8,8 +8,8 @@ corpus whose directory name ends in ``-notests`` was built with the test,
 documentation and example paths excluded: structure is judged there and on the two
 BEIR corpora (step 1); the priors on the corpora built with them (step 2).
 
-Step 1 evaluates every (w_ident, w_name, w_qual) of the grid with no prior (1) and
-keeps the point with the highest MRR averaged over the structure corpora (ties: the earlier
+Step 1 evaluates every (w_ident, w_name) of the grid with no prior (1) and keeps the
+pair with the highest MRR averaged over the structure corpora (ties: the earlier
 point of the grid). Step 2 keeps those weights and evaluates every (test prior,
 example prior) on the corpora with tests; it keeps the pair with the largest priors
 (test prior first) within 0.001 of the highest mean MRR there: history targets are
@@ -52,22 +52,20 @@ from riido_pg.ranking.policies import (
     policies,
 )
 
-W_IDENT = (4.0, 6.0)
-W_NAME = (2.0, 4.0, 6.0)
-W_QUAL = (0.0, 2.0, 4.0, 8.0)
-TEST_PRIORS = (0.3, 0.2, 0.1)
+W_IDENT = (4.0, 6.0, 8.0)
+W_NAME = (2.0, 4.0, 6.0, 8.0)
+TEST_PRIORS = (0.5, 0.3, 0.2, 0.1)
 EXAMPLE_PRIORS = (1.0, 0.5, 0.3, 0.1)
 MEASURES = ("recall@1", "recall@10", "mrr")
 CONTROL = IDENTIFIER_BM25_BASELINE_FIRST
 SHIPPED = (BM25, CONTROL, IDENTIFIER_BM25_FUSED, IDENTIFIER_BM25_RRF, STRUCTURE_BM25)
 
 
-def variant(w_ident: float, w_name: float, w_qual: float, test: float, example: float) -> str:
+def variant(w_ident: float, w_name: float, test: float, example: float) -> str:
     """The registered name of one point of the grid (registered once)."""
-    name = f"structure_i{w_ident:g}_n{w_name:g}_q{w_qual:g}_t{test:g}_e{example:g}"
+    name = f"structure_i{w_ident:g}_n{w_name:g}_t{test:g}_e{example:g}"
     if name not in {p.name for p in policies()}:
-        combiner = Structure(w_ident, w_name, test, example, w_qual)
-        register_policy(Policy(name, combiner, name))
+        register_policy(Policy(name, Structure(w_ident, w_name, test, example), name))
     return name
 
 
@@ -116,7 +114,7 @@ def main() -> None:
         c for c, path in corpora.items() if path in args.history and not c.endswith("-notests")
     ]
     structure = [c for c in corpora if c not in with_tests]
-    grid = [variant(i, n, q, 1.0, 1.0) for i in W_IDENT for n in W_NAME for q in W_QUAL]
+    grid = [variant(i, n, 1.0, 1.0) for i in W_IDENT for n in W_NAME]
     results: dict[str, Any] = {}
     with database(args.dsn, args.reuse, args.keep) as dsn:
         for c in structure:
@@ -127,7 +125,7 @@ def main() -> None:
         chosen = get_policy(best).combiner
         assert isinstance(chosen, Structure)
         priors = [
-            variant(chosen.w_ident, chosen.w_name, chosen.w_qual, t, e)
+            variant(chosen.w_ident, chosen.w_name, t, e)
             for t in TEST_PRIORS
             for e in EXAMPLE_PRIORS
         ]

@@ -1,22 +1,19 @@
-"""A document's fields beside its body: its *name*, its *qualified name* and its
-*kinds*.
+"""A document's fields beside its body: its *name* and its *kinds*.
 
 Both are read from the document id, which a segment's documents row keeps with the
 text key, so they travel with the content (a snapshot on a base shares them with the
 segments it shares). A function extracted from a source tree has the id
 ``PATH:QUALNAME:LINE``, so its name is its path and qualified name; any other id is
-read the same way (``c12`` names ``c 12``). Its *qualified name* is the name without
-the path: the words of what follows the id's first ``:`` (empty for an id without
-one), so a policy can weigh a function's own name apart from its file's path.
+read the same way (``c12`` names ``c 12``).
 
 A document has kind ``test`` when its path is a test path, and kind ``example`` when
 its path lies in a documentation, example, demo, sample or benchmark directory
 (:func:`riido_pg.extract.paths.is_doc_or_example_path`); it may have both.
 
 These are the Python twins of the SQL functions ``riido.name_words``,
-``riido.test_path`` (migration ``0010``), ``riido.qual_words`` and
-``riido.example_path`` (migration ``0014``), which every load applies in the
-database (``sql/segment_fields.sql``); the tests hold them equal.
+``riido.test_path`` (migration ``0010``) and ``riido.example_path`` (migration
+``0014``), which every load applies in the database (``sql/segment_fields.sql``);
+the tests hold them equal.
 """
 
 from __future__ import annotations
@@ -34,7 +31,6 @@ __all__ = [
     "is_example_id",
     "is_test_id",
     "name_words",
-    "qual_words",
 ]
 
 _STEPS = (
@@ -94,14 +90,6 @@ def name_words(doc_id: str) -> str:
     for pattern, repl in _STEPS:
         out = pattern.sub(repl, out)
     return out.strip(" ").lower()
-
-
-def qual_words(doc_id: str) -> str:
-    """The qualified-name field's text: :func:`name_words` of what follows the id's
-    first ``:`` (``src/a.py:Reader.read_all:3`` -> ``reader read all``), empty for an
-    id without one."""
-    _path, sep, rest = doc_id.partition(":")
-    return name_words(rest) if sep else ""
 
 
 def id_path(doc_id: str) -> str:

@@ -1,10 +1,8 @@
--- segment_fields.sql: the name, qual and kind postings of a new segment (migrations
--- 0010, 0014).
+-- segment_fields.sql: the name and kind postings of a new segment (migrations 0010, 0014).
 --
 -- name: the lexemes of each document's name (riido.name_words of its id: a function's
 -- path and qualified name) under the load's text search configuration, with tf and dl
--- as segment_postings.sql keeps them for the body's columns; qual: the same of its
--- qualified name (riido.qual_words: the name without the path). kind: one row, lexeme
+-- as segment_postings.sql keeps them for the body's columns. kind: one row, lexeme
 -- 'test', listing the documents whose id's path part is a test path
 -- (riido.test_path), and one, lexeme 'example', listing those whose path part lies in
 -- a documentation, example or benchmark directory (riido.example_path). Both read the load's numbered {stage} like the body's postings,
@@ -20,22 +18,6 @@ WITH named AS (
         SELECT x.tsv, (SELECT coalesce(sum(cardinality(y.positions)), 0)
                        FROM unnest(x.tsv) AS y)::int AS len
         FROM (SELECT to_tsvector(%(text_config)s::regconfig, riido.name_words(s.doc_id)) AS tsv
-              OFFSET 0) AS x  -- a fence: one to_tsvector per document
-    ) AS v
-    CROSS JOIN LATERAL unnest(v.tsv) AS u
-    WHERE s.load = %(load)s
-    GROUP BY u.lexeme
-    RETURNING 1
-),
-qualified AS (
-    INSERT INTO riido.postings (segment_id, col, lexeme, doc_ords, tfs, dls)
-    SELECT %(segment)s::uuid, 'qual', u.lexeme, array_agg(s.doc_ord),
-           array_agg(cardinality(u.positions)::smallint), array_agg(v.len)
-    FROM {stage} AS s
-    CROSS JOIN LATERAL (
-        SELECT x.tsv, (SELECT coalesce(sum(cardinality(y.positions)), 0)
-                       FROM unnest(x.tsv) AS y)::int AS len
-        FROM (SELECT to_tsvector(%(text_config)s::regconfig, riido.qual_words(s.doc_id)) AS tsv
               OFFSET 0) AS x  -- a fence: one to_tsvector per document
     ) AS v
     CROSS JOIN LATERAL unnest(v.tsv) AS u

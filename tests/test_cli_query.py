@@ -46,7 +46,7 @@ def test_every_policy_ranks_every_document_once(cli: Any, policy: str) -> None:
     assert sorted(c["id"] for c in body["candidates"]) == sorted(d.id for d in DOCS)
     assert [c["rank"] for c in body["candidates"]] == list(range(1, len(DOCS) + 1))
     keys = {"id", "rank", "bm25_score", "identifier_bm25_score", "fused_score", "rrf_score"}
-    keys |= {"structure_score", "name_bm25_score", "qualified_name_bm25_score"}
+    keys |= {"structure_score", "name_bm25_score"}
     assert all(set(c) <= keys for c in body["candidates"])
 
 

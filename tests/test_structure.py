@@ -1,5 +1,5 @@
-"""structure_bm25: the body's two columns, the name and qualified-name fields and the
-test and example priors, each
+"""structure_bm25: the body's two columns, the name field and the test and example
+priors, each
 recomputed here in Python (PostgreSQL supplies only its tokens, as in test_bm25);
 the fields' SQL functions equal their Python twins; fields travel with the content
 (a snapshot on a base ranks as its fresh copy); eval agrees with the SQL ranking."""
@@ -26,7 +26,6 @@ from riido_pg.fields import (
     is_example_id,
     is_test_id,
     name_words,
-    qual_words,
 )
 from riido_pg.ranking.policies import (
     BM25,
@@ -36,7 +35,6 @@ from riido_pg.ranking.policies import (
     STRUCTURE_TEST_PRIOR,
     STRUCTURE_W_IDENT,
     STRUCTURE_W_NAME,
-    STRUCTURE_W_QUAL,
     evaluated_policies,
 )
 from riido_pg.splitting import split_identifiers
@@ -128,29 +126,28 @@ def corpus(db: Database) -> list[Document]:
 
 def _expected(
     conn: psycopg.Connection[Any], docs: list[Document], query: str
-) -> list[tuple[str, float, float, float, float, float]]:
+) -> list[tuple[str, float, float, float, float]]:
     raw_q, ident_q = (set(_counts(conn, q)) for q in (query, split_identifiers(query)))
     raw = _units({d.id: _counts(conn, d.text) for d in docs}, raw_q, B)
     ident = _units({d.id: _counts(conn, split_identifiers(d.text)) for d in docs}, ident_q, B)
     name = _units({d.id: _counts(conn, name_words(d.id)) for d in docs}, ident_q, 0.0)
-    qual = _units({d.id: _counts(conn, qual_words(d.id)) for d in docs}, ident_q, 0.0)
     words = split_identifiers(query).lower().split()
     about = any(w in {"test", "tests", "testing"} for w in words)
     about_ex = any(w in {"doc", "docs", "example", "examples"} for w in words)
     rows = []
     for d in docs:
-        r, i, n, q = (x[d.id] / SCALE for x in (raw, ident, name, qual))
-        score = r + STRUCTURE_W_IDENT * i + STRUCTURE_W_NAME * n + STRUCTURE_W_QUAL * q
+        r, i, n = (x[d.id] / SCALE for x in (raw, ident, name))
+        score = r + STRUCTURE_W_IDENT * i + STRUCTURE_W_NAME * n
         prior = 1.0
         if is_test_id(d.id) and not about:
             prior = STRUCTURE_TEST_PRIOR
         if is_example_id(d.id) and not about_ex:
             prior = min(prior, STRUCTURE_EXAMPLE_PRIOR)
         score *= prior
-        rows.append((d.id, score, r, i, n, q))
+        rows.append((d.id, score, r, i, n))
     matched = sorted((x for x in rows if x[1] > 0), key=lambda x: (-x[1], x[0].encode()))
     zero = sorted((x for x in rows if x[1] <= 0), key=lambda x: x[0].encode())
-    return matched + [(i, 0.0, *fields) for i, _, *fields in zero]
+    return matched + [(i, 0.0, r, d, n) for i, _, r, d, n in zero]
 
 
 @pytest.mark.parametrize("query", QUERIES)
@@ -164,14 +161,7 @@ def test_each_field_and_the_score_match_the_python_reference(
         return
     assert got.policy == STRUCTURE_BM25
     rows = [
-        (
-            c.id,
-            c.score,
-            c.bm25_score,
-            c.identifier_bm25_score,
-            c.name_bm25_score,
-            c.qualified_name_bm25_score,
-        )
+        (c.id, c.score, c.bm25_score, c.identifier_bm25_score, c.name_bm25_score)
         for c in got.candidates
     ]
     want = _expected(conn, corpus, query)
@@ -190,7 +180,6 @@ def test_the_name_field_matters(conn: psycopg.Connection[Any], corpus: list[Docu
     first = rank_snapshot(conn, "st", "fnmatch translate", policy=STRUCTURE_BM25, limit=1)
     assert first.candidates[0].id.startswith("fnmatch.py:translate:")
     assert (first.candidates[0].to_dict()["name_bm25_score"] or 0) > 0
-    assert (first.candidates[0].to_dict()["qualified_name_bm25_score"] or 0) > 0
 
 
 def test_a_test_does_not_outrank_its_implementation_unless_asked(
@@ -269,11 +258,11 @@ def test_the_sql_fields_equal_their_python_twins(
 ) -> None:
     rows = conn.execute(
         "SELECT riido.name_words(i), riido.test_path(split_part(i, ':', 1)), "
-        "riido.example_path(split_part(i, ':', 1)), riido.qual_words(i) "
+        "riido.example_path(split_part(i, ':', 1)) "
         "FROM unnest(%s::text[]) WITH ORDINALITY AS u(i, n) ORDER BY n",
         (ids,),
     ).fetchall()
-    assert rows == [(name_words(i), is_test_id(i), is_example_id(i), qual_words(i)) for i in ids]
+    assert rows == [(name_words(i), is_test_id(i), is_example_id(i)) for i in ids]
 
 
 def test_name_words() -> None:
@@ -282,9 +271,6 @@ def test_name_words() -> None:
         name_words("pkg/http.go:HTTPServer.ServeHTTP2:7") == "pkg http go http server serve http 2"
     )
     assert name_words("c12") == "c 12"
-    assert qual_words("src/flask/json/__init__.py:jsonify:150") == "jsonify"
-    assert qual_words("pkg/http.go:HTTPServer.ServeHTTP2:7") == "http server serve http 2"
-    assert qual_words("c12") == "" and qual_words("a.py:") == ""
 
 
 def test_fields_travel_with_the_content(

@@ -39,7 +39,7 @@ from riido_pg.evaluation.scoring import (
     documents,
 )
 from riido_pg.ranking import bm25 as bm25_sql
-from riido_pg.ranking.combiners import COLUMNS, FIELDS, NAME, Fused
+from riido_pg.ranking.combiners import COLUMNS, NAME, Fused
 from riido_pg.ranking.policies import (
     BM25,
     Policy,
@@ -181,7 +181,7 @@ def prepare(
         assert chosen.model is not None
         learned = prepare_learned(conn, snap, chosen.model, [q.text for q in questions], docs)
     fields = any(NAME in p.lists for p in chosen.policies)
-    wanted = (*COLUMNS, *(f for f in FIELDS if any(f in p.lists for p in chosen.policies)))
+    wanted = (*COLUMNS, NAME) if fields else COLUMNS
     columns = {c: column_weights(conn, snap, c, [t.of(c) for t in terms], docs) for c in wanted}
     doc_ids = [str(i) for i in _in_order(conn, snap, docs, "d.doc_id")] if run_files else []
     chars = np.asarray(_in_order(conn, snap, docs, "char_length(t.body)"), dtype=np.int64)

@@ -26,7 +26,6 @@ from riido_pg.storage.snapshots import Target
 
 __all__ = [
     "NAME",
-    "QUAL",
     "SCALE",
     "eval_postings",
     "kind_ords",
@@ -40,11 +39,6 @@ __all__ = [
 #: The name field's column (``riido.postings.col``): BM25 without length
 #: normalisation over the words of each document's name (:mod:`riido_pg.fields`).
 NAME = "name"
-#: The qualified-name field's column: the same over the words of the name without
-#: the path (:func:`riido_pg.fields.qual_words`).
-QUAL = "qual"
-#: The fields: BM25 with b = 0 (their length is never read).
-FIELDS = (NAME, QUAL)
 
 #: A weight's unit: scores are sums of integer multiples of 2^-40.
 SCALE = float(1 << 40)
@@ -99,8 +93,8 @@ def _scored(target: Target, col: str, *, only: bool = False) -> sql.Composed:
         scored=sql.Identifier(f"scored_{col}"),
         lexemes=lexemes,
         # the name field is not length-normalised (b = 0): its length is never read
-        length=sql.Placeholder("n" if col in FIELDS else f"len_{col}"),
-        b=sql.SQL("0::float8" if col in FIELDS else "%(b)s::float8"),
+        length=sql.Placeholder("n" if col == NAME else f"len_{col}"),
+        b=sql.SQL("0::float8" if col == NAME else "%(b)s::float8"),
         col=sql.Literal(col),
         kept=_KEPT_SOME.format(gone=gone) if removed else _KEPT_ALL,
         keep=keep,
@@ -181,16 +175,14 @@ def structure(
     **params: object,
 ) -> Query:
     """The structure ranking (``sql/rank_structure.sql``): both body columns and the
-    name and qualified-name fields (the identifier lexemes), each ``sql/scored.sql``;
-    ``params`` are its weights. Rows (doc_ord, doc_id, score, raw units, identifier
-    units, name units, qualified-name units)."""
+    name field (the identifier lexemes), each ``sql/scored.sql``; ``params`` are its
+    weights. Rows (doc_ord, doc_id, score, raw units, identifier units, name units)."""
     statement = sql.SQL(sql_template("rank_structure")).format(
         doc_id=_DOC_ID,
         removed=_removed(target),
         scored_raw=_scored(target, "raw"),
         scored_ident=_scored(target, "ident"),
         scored_name=_scored(target, NAME),
-        scored_qual=_scored(target, QUAL),
         zeros=_zeros(target, "matched", _ZERO_COUNT),
     )
     return Query(
@@ -199,7 +191,6 @@ def structure(
             lexemes_raw=list(raw),
             lexemes_ident=list(ident),
             lexemes_name=list(ident),
-            lexemes_qual=list(ident),
             limit=limit,
             **params,
         ),

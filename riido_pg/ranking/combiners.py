@@ -31,7 +31,6 @@ __all__ = [
     "IDENT",
     "MODEL",
     "NAME",
-    "QUAL",
     "RAW",
     "Combiner",
     "Fused",
@@ -46,8 +45,6 @@ __all__ = [
 RAW = "raw"
 IDENT = "ident"
 NAME = bm25.NAME
-QUAL = bm25.QUAL
-FIELDS = bm25.FIELDS
 HINTS = "hints"
 MODEL = "model"
 COLUMNS = (RAW, IDENT)
@@ -78,7 +75,6 @@ class Row:
     ident: int | None = None
     score: float | None = None
     name: int | None = None
-    qual: int | None = None
 
 
 class Combiner(ABC):
@@ -249,31 +245,24 @@ class ReciprocalRank(Combiner):
 
 
 class Structure(Combiner):
-    """One ranking by ``(bm25 + w_ident * identifier_bm25 + w_name * name_bm25 +
-    w_qual * qualified_name_bm25) * prior`` (``sql/rank_structure.sql``): the name
-    fields are BM25 with b = 0 of the identifier-split query against each document's
-    name and its qualified name (:mod:`riido_pg.fields`), and the prior is the least
-    of ``test_prior`` for a test document unless the question is about tests,
-    ``example_prior`` for documentation, example or benchmark code unless the
-    question is about those, and 1. A document whose score is 0 ranks with the
-    unmatched ones."""
+    """One ranking by ``(bm25 + w_ident * identifier_bm25 + w_name * name_bm25) *
+    prior`` (``sql/rank_structure.sql``): the name field is BM25 with b = 0 of the
+    identifier-split query against each document's name (:mod:`riido_pg.fields`), and
+    the prior is the least of ``test_prior`` for a test document unless the question
+    is about tests, ``example_prior`` for documentation, example or benchmark code
+    unless the question is about those, and 1. A document whose score is 0 ranks with
+    the unmatched ones."""
 
-    lists = (RAW, IDENT, NAME, QUAL)
+    lists = (RAW, IDENT, NAME)
     score_name = "structure_score"
 
     def __init__(
-        self,
-        w_ident: float,
-        w_name: float,
-        test_prior: float,
-        example_prior: float = 1.0,
-        w_qual: float = 0.0,
+        self, w_ident: float, w_name: float, test_prior: float, example_prior: float = 1.0
     ) -> None:
         if not (0 < test_prior <= 1 and 0 < example_prior <= 1):
             raise ValueError("the test and example priors must be in (0, 1]")
         self.w_ident = w_ident
         self.w_name = w_name
-        self.w_qual = w_qual
         self.test_prior = test_prior
         self.example_prior = example_prior
 
@@ -281,7 +270,6 @@ class Structure(Combiner):
         return {
             "w_ident": self.w_ident,
             "w_name": self.w_name,
-            "w_qual": self.w_qual,
             "test_prior": self.test_prior,
             "example_prior": self.example_prior,
         }
@@ -304,27 +292,26 @@ class Structure(Combiner):
             given.limit,
             w_ident=self.w_ident,
             w_name=self.w_name,
-            w_qual=self.w_qual,
             test_prior=test_prior,
             example_prior=example_prior,
         )
         return [
-            Row(int(o), str(i), int(r), int(d), float(s), int(n), int(q))
-            for o, i, s, r, d, n, q in result.rows
+            Row(int(o), str(i), int(r), int(d), float(s), int(n))
+            for o, i, s, r, d, n in result.rows
         ]
 
     @property
     def _key(self) -> str:
         return (
-            f"{self.score_name} {self.w_ident!r} {self.w_name!r} {self.w_qual!r} "
-            f"{self.test_prior!r} {self.example_prior!r}"
+            f"{self.score_name} {self.w_ident!r} {self.w_name!r} {self.test_prior!r} "
+            f"{self.example_prior!r}"
         )
 
     def derive(self, batch: Batch) -> None:
         import numpy as np
 
-        raw, ident, name, qual = (batch.scores[c] / bm25.SCALE for c in self.lists)
-        summed = (raw + self.w_ident * ident + self.w_name * name + self.w_qual * qual).tocsr()
+        raw, ident, name = (batch.scores[c] / bm25.SCALE for c in self.lists)
+        summed = (raw + self.w_ident * ident + self.w_name * name).tocsr()
         rows = np.repeat(np.arange(summed.shape[0]), np.diff(summed.indptr))
         prior = np.ones(summed.nnz)
         kinds = (

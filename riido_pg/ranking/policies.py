@@ -22,7 +22,6 @@ from riido_pg.ranking.combiners import (
     IDENT,
     MODEL,
     NAME,
-    QUAL,
     RAW,
     Combiner,
     Fused,
@@ -56,7 +55,6 @@ __all__ = [
     "STRUCTURE_TEST_PRIOR",
     "STRUCTURE_W_IDENT",
     "STRUCTURE_W_NAME",
-    "STRUCTURE_W_QUAL",
     "Policy",
     "check_hints",
     "check_weight",
@@ -87,12 +85,11 @@ RRF_K = 1.0
 #: structure_bm25's constants, chosen on the development corpora only (cosqa-dev,
 #: docproxy and the history corpora of docs/evaluation.md "Ranking with structure";
 #: bench/structure.py has the sweep): the identifier column's weight, the name
-#: field's weight, the qualified-name field's weight, the factor of a test
-#: document's score when the question is not about tests, and that of
-#: documentation, example or benchmark code when the question is not about those.
+#: field's weight, the factor of a test document's score when the question is not
+#: about tests, and that of documentation, example or benchmark code when the
+#: question is not about those.
 STRUCTURE_W_IDENT = 4.0
 STRUCTURE_W_NAME = 4.0
-STRUCTURE_W_QUAL = 0.0
 STRUCTURE_TEST_PRIOR = 0.3
 STRUCTURE_EXAMPLE_PRIOR = 0.3
 #: A result label, not a policy: identifier hints were asked for, but the query is
@@ -161,17 +158,16 @@ def register_policy(policy: Policy) -> Policy:
     with _LOCK:
         if policy.name in _REGISTRY or policy.name in LABELS:
             raise ValueError(f"policy {policy.name!r} is declared twice")
-        if not 1 <= len(policy.lists) <= 4 or not set(policy.lists) <= {
+        if not 1 <= len(policy.lists) <= 3 or not set(policy.lists) <= {
             RAW,
             IDENT,
             NAME,
-            QUAL,
             HINTS,
             MODEL,
         }:
             raise ValueError(
-                f"policy {policy.name!r}: lists must be one to four of raw, ident, name, "
-                "qual, hints, model"
+                f"policy {policy.name!r}: lists must be one to three of raw, ident, name, "
+                "hints, model"
             )
         _REGISTRY[policy.name] = policy
     return policy
@@ -219,14 +215,9 @@ register_policy(
     Policy(
         STRUCTURE_BM25,
         Structure(
-            STRUCTURE_W_IDENT,
-            STRUCTURE_W_NAME,
-            STRUCTURE_TEST_PRIOR,
-            STRUCTURE_EXAMPLE_PRIOR,
-            STRUCTURE_W_QUAL,
+            STRUCTURE_W_IDENT, STRUCTURE_W_NAME, STRUCTURE_TEST_PRIOR, STRUCTURE_EXAMPLE_PRIOR
         ),
-        f"bm25 + {STRUCTURE_W_IDENT:g} * identifier_bm25 + {STRUCTURE_W_NAME:g} * name_bm25 + "
-        f"{STRUCTURE_W_QUAL:g} * qualified_name_bm25, "
+        f"bm25 + {STRUCTURE_W_IDENT:g} * identifier_bm25 + {STRUCTURE_W_NAME:g} * name_bm25, "
         f"test code x {STRUCTURE_TEST_PRIOR:g} unless the question is about tests, "
         f"documentation and example code x {STRUCTURE_EXAMPLE_PRIOR:g} unless it is about them",
     )

@@ -19,7 +19,7 @@ from typing import Any
 from riido_pg.documents import MAX_LIMIT, RankRequest, check_query
 from riido_pg.errors import InvalidInput
 from riido_pg.ranking import bm25, lists
-from riido_pg.ranking.combiners import HINTS, IDENT, NAME, QUAL, RAW, RankInput, Row
+from riido_pg.ranking.combiners import HINTS, IDENT, NAME, RAW, RankInput, Row
 from riido_pg.ranking.policies import (
     BM25,
     Policy,
@@ -66,8 +66,6 @@ class Candidate:
     score_name: str | None = None
     #: The name field's BM25 score, for a policy that reads it (``structure_bm25``).
     name_bm25_score: float | None = None
-    #: The qualified-name field's BM25 score, for a policy that reads it.
-    qualified_name_bm25_score: float | None = None
 
     @property
     def fused_score(self) -> float | None:
@@ -81,8 +79,6 @@ class Candidate:
             out[self.score_name] = self.score
         if self.name_bm25_score is not None:
             out["name_bm25_score"] = self.name_bm25_score
-        if self.qualified_name_bm25_score is not None:
-            out["qualified_name_bm25_score"] = self.qualified_name_bm25_score
         return out
 
 
@@ -195,7 +191,6 @@ def _candidate(row: Row, rank: int, names: dict[int, str], policy: Policy) -> Ca
         row.score if name is not None else None,
         name,
         bm25.score(row.name or 0) if NAME in policy.lists else None,
-        bm25.score(row.qual or 0) if QUAL in policy.lists else None,
     )
 
 

@@ -64,11 +64,11 @@ class QueryTerms:
         return _about_examples(self.ident_text)
 
     def of(self, column: str) -> list[str]:
-        """The lexemes of one column (``raw``, ``ident``, or a field, ``name`` or
-        ``qual``: the fields are searched with the identifier-split query)."""
+        """The lexemes of one column (``raw``, ``ident``, or ``name``: the name field
+        is searched with the identifier-split query)."""
         if column == "raw":
             return self.raw
-        if column in ("ident", "name", "qual"):
+        if column in ("ident", "name"):
             return self.ident
         raise ValueError(f"no column {column!r}")
 

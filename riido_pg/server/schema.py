@@ -204,9 +204,7 @@ class Posting(Base):
 
     __tablename__ = "postings"
     __table_args__ = (
-        CheckConstraint(
-            "col IN ('raw', 'ident', 'name', 'kind', 'qual')", name="postings_col_check"
-        ),
+        CheckConstraint("col IN ('raw', 'ident', 'name', 'kind')", name="postings_col_check"),
         ForeignKeyConstraint(
             ["segment_id"],
             ["riido.segments.segment_id"],
