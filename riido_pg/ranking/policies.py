@@ -88,10 +88,10 @@ RRF_K = 1.0
 #: field's weight, the factor of a test document's score when the question is not
 #: about tests, and that of documentation, example or benchmark code when the
 #: question is not about those.
-STRUCTURE_W_IDENT = 4.0
-STRUCTURE_W_NAME = 4.0
+STRUCTURE_W_IDENT = 6.0
+STRUCTURE_W_NAME = 6.0
 STRUCTURE_TEST_PRIOR = 0.3
-STRUCTURE_EXAMPLE_PRIOR = 0.3
+STRUCTURE_EXAMPLE_PRIOR = 0.5
 #: A result label, not a policy: identifier hints were asked for, but the query is
 #: outside the identifier limits or has no searchable words; ``bm25`` was ranked.
 OUT_OF_SCOPE = "bm25_identifier_input_out_of_scope"
