@@ -6,22 +6,32 @@ repositories that are not evaluated anywhere else (``riido-pg corpus history REP
 --output DIR``; docs/evaluation.md names them and gives the commands). A history
 corpus whose directory name ends in ``-notests`` was built with the test,
 documentation and example paths excluded: structure is judged there and on the two
-BEIR corpora (step 1); the test prior on the corpora built with tests (step 2).
+BEIR corpora (step 1); the priors on the corpora built with them (step 2).
 
-Step 1 evaluates every (w_ident, w_name) of the grid with no test prior (1) and
-keeps the pair with the highest MRR averaged over the structure corpora (ties: the
-smaller weights). Step 2 keeps those weights and evaluates each test prior on the
-corpora with tests; it keeps the largest prior within 0.001 of the highest mean MRR
-there (history targets are never tests, so these corpora always reward a smaller one). Every
-variant is a registered policy evaluated in the same run as ``bm25`` and the control
-``identifier_bm25_baseline_first``, with the shipped ``Database.evaluate``.
+Step 1 evaluates every (w_ident, w_name) of the grid with no prior (1) and keeps the
+pair with the highest MRR averaged over the structure corpora (ties: the earlier
+point of the grid). Step 2 keeps those weights and evaluates every (test prior,
+example prior) on the corpora with tests; it keeps the pair with the largest priors
+(test prior first) within 0.001 of the highest mean MRR there: history targets are
+never tests, documentation or examples, so these corpora always reward a smaller
+prior, and a large one lets a test that matches much better than the code still lead.
+
+Every variant is a registered policy evaluated in the same run as ``bm25``, the
+control ``identifier_bm25_baseline_first`` and the other shipped policies, with the
+shipped ``Database.evaluate``. The table gives each shipped policy's MRR difference
+from the control with its 95 % paired bootstrap interval over questions
+(:mod:`riido_pg.evaluation.significance`), and the share of its no-tests MRR that
+``structure_bm25`` keeps with tests in each repository.
 
     python bench/structure.py --history DIR [--history DIR]... [--docproxy DIR]
+        [--reuse DSN]   # evaluate in an existing migrated database (loads once)
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +39,7 @@ from common import OUT_DIR, base_parser, bench_database, connect
 from corpus import development_corpora
 
 from riido_pg import Database
+from riido_pg.evaluation.significance import paired_interval
 from riido_pg.ranking import Policy, register_policy
 from riido_pg.ranking.combiners import Structure
 from riido_pg.ranking.policies import (
@@ -37,79 +48,97 @@ from riido_pg.ranking.policies import (
     IDENTIFIER_BM25_FUSED,
     IDENTIFIER_BM25_RRF,
     STRUCTURE_BM25,
+    get_policy,
+    policies,
 )
 
-W_IDENT = (1.0, 2.0, 3.0, 4.0, 6.0)
-W_NAME = (0.0, 1.0, 1.5, 2.0, 3.0, 4.0, 8.0)
-PRIORS = (1.0, 0.5, 0.3, 0.2, 0.1, 0.05)
+W_IDENT = (4.0, 6.0, 8.0)
+W_NAME = (2.0, 4.0, 6.0, 8.0)
+TEST_PRIORS = (0.5, 0.3, 0.2, 0.1)
+EXAMPLE_PRIORS = (1.0, 0.5, 0.3, 0.1)
 MEASURES = ("recall@1", "recall@10", "mrr")
-SHIPPED = (BM25, IDENTIFIER_BM25_BASELINE_FIRST, IDENTIFIER_BM25_FUSED, IDENTIFIER_BM25_RRF)
+CONTROL = IDENTIFIER_BM25_BASELINE_FIRST
+SHIPPED = (BM25, CONTROL, IDENTIFIER_BM25_FUSED, IDENTIFIER_BM25_RRF, STRUCTURE_BM25)
 
 
-def variant(w_ident: float, w_name: float, prior: float) -> str:
+def variant(w_ident: float, w_name: float, test: float, example: float) -> str:
     """The registered name of one point of the grid (registered once)."""
-    name = f"structure_i{w_ident:g}_n{w_name:g}_p{prior:g}"
-    from riido_pg.ranking.policies import policies
-
+    name = f"structure_i{w_ident:g}_n{w_name:g}_t{test:g}_e{example:g}"
     if name not in {p.name for p in policies()}:
-        register_policy(Policy(name, Structure(w_ident, w_name, prior), name))
+        register_policy(Policy(name, Structure(w_ident, w_name, test, example), name))
     return name
 
 
 def evaluate(dsn: str, corpus: Path, names: list[str]) -> dict[str, Any]:
+    """Each policy's means and, per question (in question id order), the rank of its
+    first target."""
     conn = connect(dsn)
     try:
-        result = Database(conn).evaluate(corpus, policies=[*SHIPPED, STRUCTURE_BM25, *names])
-        return dict(result.evaluation.to_dict()["policies"])
+        chosen = list(dict.fromkeys([*SHIPPED, *names]))
+        evaluation = Database(conn).evaluate(corpus, policies=chosen).evaluation
+        means = evaluation.to_dict()["policies"]
+        return {
+            p: {
+                **{k: means[p][k] for k in MEASURES},
+                "ranks": [r.ranks[p] for r in evaluation.results],
+            }
+            for p in chosen
+        }
     finally:
         conn.close()
 
 
-def row(corpus: str, policy: str, m: dict[str, float], control: dict[str, float]) -> str:
-    cells = " | ".join(f"{m[k]:.4f}" for k in MEASURES)
-    delta = m["mrr"] - control["mrr"]
-    return f"| {corpus} | `{policy}` | {cells} | {delta:+.4f} |"
+@contextmanager
+def database(dsn: str, reuse: str | None, keep: bool) -> Iterator[str]:
+    if reuse is not None:
+        yield reuse
+        return
+    with bench_database(dsn, "structure", keep=keep) as created:
+        yield created
+
+
+def versus_control(m: dict[str, Any], control: dict[str, Any]) -> str:
+    i = paired_interval([1 / r for r in m["ranks"]], [1 / r for r in control["ranks"]])
+    verdict = "beats" if i.above_zero else "worse" if i.below_zero else "n.s."
+    return f"{i.mean:+.4f} [{i.low:+.4f}, {i.high:+.4f}] {verdict}"
 
 
 def main() -> None:
     p = base_parser("choose structure_bm25's constants on the development corpora")
     p.add_argument("--docproxy", type=Path, default=None, help="a built docproxy BEIR dir")
     p.add_argument("--history", type=Path, action="append", default=[], help="history corpus")
+    p.add_argument("--reuse", default=None, help="an existing migrated database's DSN")
     args = p.parse_args()
     corpora = {**development_corpora(args.docproxy), **{h.name: h for h in args.history}}
     with_tests = [
         c for c, path in corpora.items() if path in args.history and not c.endswith("-notests")
     ]
     structure = [c for c in corpora if c not in with_tests]
-    grid = [variant(i, n, 1.0) for i in W_IDENT for n in W_NAME]
+    grid = [variant(i, n, 1.0, 1.0) for i in W_IDENT for n in W_NAME]
     results: dict[str, Any] = {}
-    with bench_database(args.dsn, "structure", keep=args.keep) as dsn:
+    with database(args.dsn, args.reuse, args.keep) as dsn:
         for c in structure:
             results[c] = evaluate(dsn, corpora[c], grid)
             print(c, {g: round(results[c][g]["mrr"], 4) for g in grid}, flush=True)
         mean = {g: sum(results[c][g]["mrr"] for c in structure) / len(structure) for g in grid}
         best = max(grid, key=lambda g: (mean[g], -grid.index(g)))
-        combiner = Structure(1, 1, 1)
-        for name_ in (best,):
-            from riido_pg.ranking.policies import get_policy
-
-            chosen = get_policy(name_).combiner
-            assert isinstance(chosen, Structure)
-            combiner = chosen
-        priors = [variant(combiner.w_ident, combiner.w_name, q) for q in PRIORS]
+        chosen = get_policy(best).combiner
+        assert isinstance(chosen, Structure)
+        priors = [
+            variant(chosen.w_ident, chosen.w_name, t, e)
+            for t in TEST_PRIORS
+            for e in EXAMPLE_PRIORS
+        ]
         for c in with_tests:
             results[c] = evaluate(dsn, corpora[c], priors)
             print(c, {q: round(results[c][q]["mrr"], 4) for q in priors}, flush=True)
     prior_mean = {
         q: sum(results[c][q]["mrr"] for c in with_tests) / max(1, len(with_tests)) for q in priors
     }
-    # History targets are never test code, so these corpora always reward a smaller
-    # prior; the largest prior within 0.001 of the best mean MRR is kept (a test that
-    # matches much better than the code may still lead).
     top = max(prior_mean.values(), default=0.0)
     best_prior = next((q for q in priors if prior_mean[q] >= top - 0.001), priors[0])
     print("step 1, mean MRR over " + ", ".join(structure) + ":")
-    for g in sorted(grid, key=lambda g: -mean[g]):
+    for g in sorted(grid, key=lambda g: -mean[g])[:15]:
         print(f"  {g}: {mean[g]:.4f}")
     print(f"chosen: {best}")
     if with_tests:
@@ -117,12 +146,26 @@ def main() -> None:
         for q in priors:
             print(f"  {q}: {prior_mean[q]:.4f}")
         print(f"chosen: {best_prior}")
-    print("\n| corpus | policy | recall@1 | recall@10 | MRR | MRR vs control |")
-    print("|---|---|---:|---:|---:|---:|")
+    print("\n| corpus | policy | Recall@1 | Recall@10 | MRR | MRR − control [95 % interval] |")
+    print("|---|---|---:|---:|---:|---|")
     for c in corpora:
-        control = results[c][IDENTIFIER_BM25_BASELINE_FIRST]
-        for policy in (*SHIPPED, STRUCTURE_BM25):
-            print(row(c, policy, results[c][policy], control))
+        control = results[c][CONTROL]
+        for policy in SHIPPED:
+            m = results[c][policy]
+            cells = " | ".join(f"{m[k]:.4f}" for k in MEASURES)
+            print(f"| {c} | `{policy}` | {cells} | {versus_control(m, control)} |")
+    kept = {
+        c: results[c][STRUCTURE_BM25]["mrr"] / results[f"{c}-notests"][STRUCTURE_BM25]["mrr"]
+        for c in with_tests
+        if f"{c}-notests" in results
+    }
+    if kept:
+        mean_with = sum(results[c][STRUCTURE_BM25]["mrr"] for c in kept) / len(kept)
+        mean_without = sum(results[f"{c}-notests"][STRUCTURE_BM25]["mrr"] for c in kept) / len(kept)
+        print("\nstructure_bm25 keeps, with tests, of its no-tests MRR:")
+        for c, share in kept.items():
+            print(f"  {c}: {share:.1%}")
+        print(f"  mean of the corpora's MRRs: {mean_with / mean_without:.1%}")
     out = args.out or OUT_DIR / "structure.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(

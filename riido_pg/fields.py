@@ -1,4 +1,4 @@
-"""A document's fields beside its body: its *name* and its *kind*.
+"""A document's fields beside its body: its *name* and its *kinds*.
 
 Both are read from the document id, which a segment's documents row keeps with the
 text key, so they travel with the content (a snapshot on a base shares them with the
@@ -6,18 +6,32 @@ segments it shares). A function extracted from a source tree has the id
 ``PATH:QUALNAME:LINE``, so its name is its path and qualified name; any other id is
 read the same way (``c12`` names ``c 12``).
 
-These are the Python twins of the SQL functions ``riido.name_words`` and
-``riido.test_path`` (migration ``0010``), which every load applies in the database
-(``sql/segment_fields.sql``); the tests hold them equal.
+A document has kind ``test`` when its path is a test path, and kind ``example`` when
+its path lies in a documentation, example, demo, sample or benchmark directory
+(:func:`riido_pg.extract.paths.is_doc_or_example_path`); it may have both.
+
+These are the Python twins of the SQL functions ``riido.name_words``,
+``riido.test_path`` (migration ``0010``) and ``riido.example_path`` (migration
+``0014``), which every load applies in the database (``sql/segment_fields.sql``);
+the tests hold them equal.
 """
 
 from __future__ import annotations
 
 import re
 
-from riido_pg.extract.paths import is_test_path
+from riido_pg.extract.paths import is_doc_or_example_path, is_test_path
 
-__all__ = ["TEST_WORDS", "id_path", "is_test_id", "name_words"]
+__all__ = [
+    "EXAMPLE_WORDS",
+    "TEST_WORDS",
+    "about_examples",
+    "about_tests",
+    "id_path",
+    "is_example_id",
+    "is_test_id",
+    "name_words",
+]
 
 _STEPS = (
     (re.compile(r":[0-9]+\Z"), ""),
@@ -31,6 +45,41 @@ _STEPS = (
 #: Query words that make a question about tests: the test rule leaves test documents
 #: where their score puts them (README "Fields").
 TEST_WORDS = frozenset({"test", "tests", "testing", "tested", "pytest", "unittest", "spec"})
+#: Query words that make a question about documentation, examples or benchmarks: the
+#: example rule leaves such documents where their score puts them.
+EXAMPLE_WORDS = frozenset(
+    {
+        "doc",
+        "docs",
+        "documentation",
+        "example",
+        "examples",
+        "demo",
+        "demos",
+        "sample",
+        "samples",
+        "tutorial",
+        "benchmark",
+        "benchmarks",
+        "bench",
+    }
+)
+
+
+def _words(ident_text: str) -> list[str]:
+    return ident_text.lower().split()
+
+
+def about_tests(ident_text: str) -> bool:
+    """Whether a question (its identifier-split text) asks about tests: one of its
+    words, lowercased, is in :data:`TEST_WORDS`."""
+    return any(w in TEST_WORDS for w in _words(ident_text))
+
+
+def about_examples(ident_text: str) -> bool:
+    """Whether a question (its identifier-split text) asks about documentation,
+    examples or benchmarks: one of its words, lowercased, is in :data:`EXAMPLE_WORDS`."""
+    return any(w in EXAMPLE_WORDS for w in _words(ident_text))
 
 
 def name_words(doc_id: str) -> str:
@@ -51,3 +100,9 @@ def id_path(doc_id: str) -> str:
 def is_test_id(doc_id: str) -> bool:
     """Whether a document is test code: its id's path part is a test path."""
     return is_test_path(id_path(doc_id))
+
+
+def is_example_id(doc_id: str) -> bool:
+    """Whether a document is documentation, example, demo, sample or benchmark code:
+    its id's path part lies in such a directory."""
+    return is_doc_or_example_path(id_path(doc_id))

@@ -1,4 +1,5 @@
-"""structure_bm25: the body's two columns, the name field and the test prior, each
+"""structure_bm25: the body's two columns, the name field and the test and example
+priors, each
 recomputed here in Python (PostgreSQL supplies only its tokens, as in test_bm25);
 the fields' SQL functions equal their Python twins; fields travel with the content
 (a snapshot on a base ranks as its fresh copy); eval agrees with the SQL ranking."""
@@ -19,11 +20,18 @@ from support.database import Database
 from riido_pg import load_snapshot, rank_snapshot
 from riido_pg.documents import Document
 from riido_pg.evaluation import evaluate, store_corpus
-from riido_pg.fields import is_test_id, name_words
+from riido_pg.fields import (
+    about_examples,
+    about_tests,
+    is_example_id,
+    is_test_id,
+    name_words,
+)
 from riido_pg.ranking.policies import (
     BM25,
     OUT_OF_SCOPE,
     STRUCTURE_BM25,
+    STRUCTURE_EXAMPLE_PRIOR,
     STRUCTURE_TEST_PRIOR,
     STRUCTURE_W_IDENT,
     STRUCTURE_W_NAME,
@@ -41,6 +49,8 @@ QUERIES = [
     "wrap text paragraphs to width",
     "fnmatch translate",
     "RawConfigParser readfp",
+    "example of a shell pattern translated",
+    "docs: translate a pattern in a Tests example",
     "the",
 ]
 #: Test documents: each tests a function of the stdlib corpus, in words the
@@ -58,6 +68,19 @@ TESTS = [
         "    self.assertEqual(textwrap.wrap('text paragraphs', width=5), ['text'])",
     ),
     Document("shlex_test.go:TestSplit:3", "func TestSplit(t *testing.T) { split(shlex) }"),
+]
+#: Documentation and example code: it uses the words of the code it shows, and more.
+EXAMPLES = [
+    Document(
+        "examples/demo.py:main:1",
+        "def main():\n    # a shell pattern, translated\n    print(fnmatch.translate('*.py'))",
+    ),
+    Document(
+        "docs/examples/tests/test_demo.py:test_wrap_demo:1",
+        "def test_wrap_demo():\n    # wrap text paragraphs to width, wrap text width\n"
+        "    assert textwrap.wrap('text paragraphs', width=5)",
+    ),
+    Document("docs/conf.py:setup:3", "def setup(app):\n    app.add_config_value('encode', 'json')"),
 ]
 
 
@@ -93,7 +116,7 @@ def _units(docs: dict[str, dict[str, int]], query: set[str], b: float) -> dict[s
 
 @pytest.fixture(scope="module")
 def corpus(db: Database) -> list[Document]:
-    docs = [*stdlib_functions(250), *TESTS]
+    docs = [*stdlib_functions(250), *TESTS, *EXAMPLES]
     with db.connect() as conn:
         load_snapshot(conn, "st", docs)
     return docs
@@ -106,12 +129,19 @@ def _expected(
     raw = _units({d.id: _counts(conn, d.text) for d in docs}, raw_q, B)
     ident = _units({d.id: _counts(conn, split_identifiers(d.text)) for d in docs}, ident_q, B)
     name = _units({d.id: _counts(conn, name_words(d.id)) for d in docs}, ident_q, 0.0)
-    about = any(w in {"test", "tests", "testing"} for w in split_identifiers(query).split())
+    words = split_identifiers(query).lower().split()
+    about = any(w in {"test", "tests", "testing"} for w in words)
+    about_ex = any(w in {"doc", "docs", "example", "examples"} for w in words)
     rows = []
     for d in docs:
         r, i, n = (x[d.id] / SCALE for x in (raw, ident, name))
         score = r + STRUCTURE_W_IDENT * i + STRUCTURE_W_NAME * n
-        score *= STRUCTURE_TEST_PRIOR if is_test_id(d.id) and not about else 1.0
+        prior = 1.0
+        if is_test_id(d.id) and not about:
+            prior = STRUCTURE_TEST_PRIOR
+        if is_example_id(d.id) and not about_ex:
+            prior = min(prior, STRUCTURE_EXAMPLE_PRIOR)
+        score *= prior
         rows.append((d.id, score, r, i, n))
     matched = sorted((x for x in rows if x[1] > 0), key=lambda x: (-x[1], x[0].encode()))
     zero = sorted((x for x in rows if x[1] <= 0), key=lambda x: x[0].encode())
@@ -157,10 +187,40 @@ def test_a_test_does_not_outrank_its_implementation_unless_asked(
     test_id = TESTS[0].id
     plain = [c.id for c in rank_snapshot(conn, "st", query).candidates]
     structured = [c.id for c in rank_snapshot(conn, "st", query, policy=STRUCTURE_BM25).candidates]
-    assert plain[0] == test_id  # bm25: the test first
-    assert structured[0].startswith("fnmatch.py:translate:")
+    implementation = next(i for i in plain if i.startswith("fnmatch.py:translate:"))
+    assert plain.index(test_id) < plain.index(implementation)  # bm25: the test above it
+    assert structured.index(implementation) < structured.index(test_id)
     asked = rank_snapshot(conn, "st", f"test {query}", policy=STRUCTURE_BM25, limit=1)
     assert asked.candidates[0].id == test_id
+
+
+def test_example_code_does_not_outrank_the_code_it_shows_unless_asked(
+    conn: psycopg.Connection[Any], corpus: list[Document]
+) -> None:
+    query = "translate a shell pattern to a regular expression"
+    example_id = EXAMPLES[0].id
+    plain = [c.id for c in rank_snapshot(conn, "st", query, policy=BM25).candidates]
+    structured = [c.id for c in rank_snapshot(conn, "st", query, policy=STRUCTURE_BM25).candidates]
+    implementation = next(i for i in structured if i.startswith("fnmatch.py:translate:"))
+    assert plain.index(example_id) < plain.index(implementation)  # bm25: the example first
+    assert structured[0] == implementation
+    asked = rank_snapshot(conn, "st", f"example: {query}", policy=STRUCTURE_BM25, limit=1)
+    assert asked.candidates[0].id == example_id
+
+
+def test_which_questions_are_about_tests_or_examples() -> None:
+    assert about_tests("Tests for the parser") and about_tests("fix pytest fixture")
+    assert not about_tests("latest parser") and not about_tests("contest")
+    assert about_examples("docs: fix the tutorial") and about_examples("Add an Example")
+    assert not about_examples("doctest runner") and not about_examples("sampled values")
+    assert not about_tests("docs example") and not about_examples("test runner")
+
+
+def test_kinds() -> None:
+    assert is_example_id("docs/conf.py:setup:1") and is_example_id("a/benchmarks/b.py:f:1")
+    assert is_example_id("examples/app.go:main:1") and not is_example_id("example.py:f:1")
+    assert not is_example_id("src/docs.py:f:1") and not is_example_id("docs")
+    assert is_test_id("docs/examples/tests/test_demo.py:t:1")
 
 
 names = st.text(
@@ -174,6 +234,11 @@ names = st.text(
         "getHTTPResponseCode",
         "conftest.py:app:1",
         "a/testing/b.py",
+        "docs/conf.py:setup:1",
+        "examples//demo.py:main:1",
+        "src/examples:x",
+        "/benchmarks/b.py:run:1",
+        "samples/",
         "click/testing.py:CliRunner.invoke:10",
         "x.test.ts:f:1",
         "ParserTests.cs:M:1",
@@ -190,11 +255,12 @@ def test_the_sql_fields_equal_their_python_twins(
     conn: psycopg.Connection[Any], ids: list[str]
 ) -> None:
     rows = conn.execute(
-        "SELECT riido.name_words(i), riido.test_path(split_part(i, ':', 1)) "
+        "SELECT riido.name_words(i), riido.test_path(split_part(i, ':', 1)), "
+        "riido.example_path(split_part(i, ':', 1)) "
         "FROM unnest(%s::text[]) WITH ORDINALITY AS u(i, n) ORDER BY n",
         (ids,),
     ).fetchall()
-    assert rows == [(name_words(i), is_test_id(i)) for i in ids]
+    assert rows == [(name_words(i), is_test_id(i), is_example_id(i)) for i in ids]
 
 
 def test_name_words() -> None:
@@ -231,7 +297,7 @@ def test_eval_lists_it_and_agrees_with_the_sql_ranking(
     beir.mkdir()
     import json
 
-    docs = [*stdlib_functions(120), *TESTS]
+    docs = [*stdlib_functions(120), *TESTS, *EXAMPLES]
     (beir / "corpus.jsonl").write_text(
         "".join(json.dumps({"_id": d.id, "text": d.text}) + "\n" for d in docs)
     )
@@ -242,6 +308,8 @@ def test_eval_lists_it_and_agrees_with_the_sql_ranking(
     (beir / "qrels").mkdir()
     targets = {k: docs[(7 * i) % len(docs)].id for i, k in enumerate(questions)}
     targets["q3"] = TESTS[0].id
+    targets["q7"] = EXAMPLES[0].id
+    targets["q8"] = TESTS[1].id
     (beir / "qrels" / "test.tsv").write_text(
         "query-id\tcorpus-id\tscore\n" + "".join(f"{k}\t{v}\t1\n" for k, v in targets.items())
     )
@@ -261,7 +329,7 @@ def test_migration_0010_builds_the_fields_of_stored_snapshots(db: Database) -> N
     name and kind postings, so snapshots rank as before, a snapshot on a base too."""
     from riido_pg.server import migrate
 
-    docs = [*stdlib_functions(60), *TESTS]
+    docs = [*stdlib_functions(60), *TESTS, *EXAMPLES]
     with db.connect() as conn:
         load_snapshot(conn, "mig-f", docs)
         load_snapshot(conn, "mig-g", [*docs[1:], Document("glob.py:glob:1", "glob")], base="mig-f")
@@ -270,7 +338,13 @@ def test_migration_0010_builds_the_fields_of_stored_snapshots(db: Database) -> N
             return {
                 (s, q): rank_snapshot(c, s, q, policy=STRUCTURE_BM25).candidates
                 for s in ("mig-f", "mig-g")
-                for q in ("translate a shell pattern", "glob", "test translate")
+                for q in (
+                    "translate a shell pattern",
+                    "glob",
+                    "test translate",
+                    "translate a shell pattern",
+                    "example translate pattern",
+                )
             }
 
         before = rankings(conn)

@@ -149,8 +149,10 @@ class Prepared:
     #: Every document's length in characters, and its estimated tokens, by place.
     chars: npt.NDArray[np.int64]
     tokens: npt.NDArray[np.int64]
-    #: Per document place: is it test code? (None unless a policy reads the fields.)
+    #: Per document place: is it test code? documentation or example code? (None
+    #: unless a policy reads the fields.)
     test_docs: BoolArray | None = None
+    example_docs: BoolArray | None = None
 
 
 def prepare(
@@ -183,15 +185,16 @@ def prepare(
     columns = {c: column_weights(conn, snap, c, [t.of(c) for t in terms], docs) for c in wanted}
     doc_ids = [str(i) for i in _in_order(conn, snap, docs, "d.doc_id")] if run_files else []
     chars = np.asarray(_in_order(conn, snap, docs, "char_length(t.body)"), dtype=np.int64)
-    tests = _test_docs(conn, snap, docs) if fields else None
+    tests = _kind_docs(conn, snap, docs, "test") if fields else None
+    examples = _kind_docs(conn, snap, docs, "example") if fields else None
     return Prepared(
-        questions, terms, docs, columns, learned, doc_ids, chars, tokens_of(chars), tests
+        questions, terms, docs, columns, learned, doc_ids, chars, tokens_of(chars), tests, examples
     )
 
 
-def _test_docs(conn: Conn, snap: Snapshot, docs: Documents) -> BoolArray:
-    """Per document place: is it test code (the snapshot's kind postings)?"""
-    query = bm25_sql.test_ords(snap.target)
+def _kind_docs(conn: Conn, snap: Snapshot, docs: Documents, kind: str) -> BoolArray:
+    """Per document place: is it of this kind (the snapshot's kind postings)?"""
+    query = bm25_sql.kind_ords(snap.target, kind)
     row = conn.execute(query.statement, query.params).fetchone()
     return docs.mask(row[0] if row is not None else [])
 
@@ -355,9 +358,11 @@ def _evaluate_batch(
         c: (col.questions[start:stop] @ col.weights).tocsr() for c, col in ready.columns.items()
     }
     batch = Batch(scores, docs.count, target_rows, target_ords, chosen.weight)
-    if ready.test_docs is not None:
+    if ready.test_docs is not None and ready.example_docs is not None:
         batch.test_docs = ready.test_docs
         batch.about_tests = np.fromiter((t.about_tests for t in terms), dtype=bool)
+        batch.example_docs = ready.example_docs
+        batch.about_examples = np.fromiter((t.about_examples for t in terms), dtype=bool)
     for policy in policies:
         began = time.perf_counter()
         policy.combiner.derive(batch)

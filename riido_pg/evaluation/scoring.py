@@ -230,10 +230,13 @@ class Batch:
     #: The fused weight the evaluation runs with (None: the policy's own).
     weight: float | None = None
     hints: list[list[int] | None] = field(default_factory=list)
-    #: Per document place: is it test code (kind ``test``)? Per question: is it about
-    #: tests? (None when no policy of the evaluation needs them.)
+    #: Per document place: is it test code (kind ``test``)? documentation or example
+    #: code (kind ``example``)? Per question: is it about tests? about documentation
+    #: or examples? (None when no policy of the evaluation needs them.)
     test_docs: BoolArray | None = None
     about_tests: BoolArray | None = None
+    example_docs: BoolArray | None = None
+    about_examples: BoolArray | None = None
     derived: dict[str, sp.csr_matrix] = field(default_factory=dict)
     _firsts: dict[str, FirstTargets] = field(default_factory=dict)
 

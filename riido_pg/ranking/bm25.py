@@ -28,11 +28,11 @@ __all__ = [
     "NAME",
     "SCALE",
     "eval_postings",
+    "kind_ords",
     "ranked",
     "score",
     "scores",
     "structure",
-    "test_ords",
     "two_columns",
 ]
 
@@ -197,15 +197,16 @@ def structure(
     )
 
 
-def test_ords(target: Target) -> Query:
-    """The doc_ords of the snapshot's path whose kind is ``test`` (the removed ones
-    included: callers only look up documents the snapshot holds)."""
+def kind_ords(target: Target, kind: str) -> Query:
+    """The doc_ords of the snapshot's path whose kind is ``kind`` (``test`` or
+    ``example``; the removed ones included: callers only look up documents the
+    snapshot holds)."""
     return Query(
         "SELECT coalesce(array_agg(u.doc_ord), '{}') FROM riido.postings AS p "
         "CROSS JOIN LATERAL unnest(p.doc_ords) AS u(doc_ord) "
         "WHERE p.segment_id = ANY(%(segments)s::uuid[]) AND p.col = 'kind' "
-        "AND p.lexeme = 'test'",
-        target.params(),
+        "AND p.lexeme = %(kind)s",
+        target.params(kind=kind),
     )
 
 

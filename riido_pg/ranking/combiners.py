@@ -243,28 +243,43 @@ class Structure(Combiner):
     """One ranking by ``(bm25 + w_ident * identifier_bm25 + w_name * name_bm25) *
     prior`` (``sql/rank_structure.sql``): the name field is BM25 with b = 0 of the
     identifier-split query against each document's name (:mod:`riido_pg.fields`), and
-    the prior is ``test_prior`` for a test document unless the question is about tests
-    (1 otherwise). A document whose score is 0 ranks with the unmatched ones."""
+    the prior is the least of ``test_prior`` for a test document unless the question
+    is about tests, ``example_prior`` for documentation, example or benchmark code
+    unless the question is about those, and 1. A document whose score is 0 ranks with
+    the unmatched ones."""
 
     lists = (RAW, IDENT, NAME)
     score_name = "structure_score"
 
-    def __init__(self, w_ident: float, w_name: float, test_prior: float) -> None:
-        if not 0 < test_prior <= 1:
-            raise ValueError("the test prior must be in (0, 1]")
+    def __init__(
+        self, w_ident: float, w_name: float, test_prior: float, example_prior: float = 1.0
+    ) -> None:
+        if not (0 < test_prior <= 1 and 0 < example_prior <= 1):
+            raise ValueError("the test and example priors must be in (0, 1]")
         self.w_ident = w_ident
         self.w_name = w_name
         self.test_prior = test_prior
+        self.example_prior = example_prior
 
     def describe(self) -> dict[str, Any]:
-        return {"w_ident": self.w_ident, "w_name": self.w_name, "test_prior": self.test_prior}
+        return {
+            "w_ident": self.w_ident,
+            "w_name": self.w_name,
+            "test_prior": self.test_prior,
+            "example_prior": self.example_prior,
+        }
 
-    def prior(self, terms: QueryTerms) -> float:
-        """The factor of a test document's score for these query terms."""
-        return 1.0 if terms.about_tests else self.test_prior
+    def priors(self, terms: QueryTerms) -> tuple[float, float]:
+        """The factors of a test and of an example document's score for these query
+        terms (1 for a kind the question is about)."""
+        return (
+            1.0 if terms.about_tests else self.test_prior,
+            1.0 if terms.about_examples else self.example_prior,
+        )
 
     def rank(self, given: RankInput) -> Plan[list[Row]]:
         t = given.terms
+        test_prior, example_prior = self.priors(t)
         result = yield bm25.structure(
             given.target,
             t.raw,
@@ -272,7 +287,8 @@ class Structure(Combiner):
             given.limit,
             w_ident=self.w_ident,
             w_name=self.w_name,
-            test_prior=self.prior(t),
+            test_prior=test_prior,
+            example_prior=example_prior,
         )
         return [
             Row(int(o), str(i), int(r), int(d), float(s), int(n))
@@ -281,17 +297,27 @@ class Structure(Combiner):
 
     @property
     def _key(self) -> str:
-        return f"{self.score_name} {self.w_ident!r} {self.w_name!r} {self.test_prior!r}"
+        return (
+            f"{self.score_name} {self.w_ident!r} {self.w_name!r} {self.test_prior!r} "
+            f"{self.example_prior!r}"
+        )
 
     def derive(self, batch: Batch) -> None:
         import numpy as np
 
         raw, ident, name = (batch.scores[c] / bm25.SCALE for c in self.lists)
         summed = (raw + self.w_ident * ident + self.w_name * name).tocsr()
-        if batch.test_docs is not None and batch.about_tests is not None:
-            rows = np.repeat(np.arange(summed.shape[0]), np.diff(summed.indptr))
-            demote = batch.test_docs[summed.indices] & ~batch.about_tests[rows]
-            summed.data = np.where(demote, summed.data * self.test_prior, summed.data)
+        rows = np.repeat(np.arange(summed.shape[0]), np.diff(summed.indptr))
+        prior = np.ones(summed.nnz)
+        kinds = (
+            (batch.test_docs, batch.about_tests, self.test_prior),
+            (batch.example_docs, batch.about_examples, self.example_prior),
+        )
+        for docs, about, factor in kinds:
+            if docs is not None and about is not None:
+                demote = docs[summed.indices] & ~about[rows]
+                prior = np.where(demote, np.minimum(prior, factor), prior)
+        summed.data = summed.data * prior  # the SQL's one product (x * 1.0 is x)
         summed.eliminate_zeros()  # a zero score ranks with the unmatched documents
         batch.derive(self._key, summed)
 

@@ -51,6 +51,7 @@ __all__ = [
     "RAW",
     "RRF_K",
     "STRUCTURE_BM25",
+    "STRUCTURE_EXAMPLE_PRIOR",
     "STRUCTURE_TEST_PRIOR",
     "STRUCTURE_W_IDENT",
     "STRUCTURE_W_NAME",
@@ -84,11 +85,13 @@ RRF_K = 1.0
 #: structure_bm25's constants, chosen on the development corpora only (cosqa-dev,
 #: docproxy and the history corpora of docs/evaluation.md "Ranking with structure";
 #: bench/structure.py has the sweep): the identifier column's weight, the name
-#: field's weight, and the factor of a test document's score when the question is
-#: not about tests.
-STRUCTURE_W_IDENT = 4.0
-STRUCTURE_W_NAME = 4.0
+#: field's weight, the factor of a test document's score when the question is not
+#: about tests, and that of documentation, example or benchmark code when the
+#: question is not about those.
+STRUCTURE_W_IDENT = 6.0
+STRUCTURE_W_NAME = 6.0
 STRUCTURE_TEST_PRIOR = 0.3
+STRUCTURE_EXAMPLE_PRIOR = 0.5
 #: A result label, not a policy: identifier hints were asked for, but the query is
 #: outside the identifier limits or has no searchable words; ``bm25`` was ranked.
 OUT_OF_SCOPE = "bm25_identifier_input_out_of_scope"
@@ -211,9 +214,12 @@ register_policy(
 register_policy(
     Policy(
         STRUCTURE_BM25,
-        Structure(STRUCTURE_W_IDENT, STRUCTURE_W_NAME, STRUCTURE_TEST_PRIOR),
+        Structure(
+            STRUCTURE_W_IDENT, STRUCTURE_W_NAME, STRUCTURE_TEST_PRIOR, STRUCTURE_EXAMPLE_PRIOR
+        ),
         f"bm25 + {STRUCTURE_W_IDENT:g} * identifier_bm25 + {STRUCTURE_W_NAME:g} * name_bm25, "
-        f"test code x {STRUCTURE_TEST_PRIOR:g} unless the question is about tests",
+        f"test code x {STRUCTURE_TEST_PRIOR:g} unless the question is about tests, "
+        f"documentation and example code x {STRUCTURE_EXAMPLE_PRIOR:g} unless it is about them",
     )
 )
 register_policy(

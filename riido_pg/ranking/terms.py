@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from riido_pg.fields import TEST_WORDS
+from riido_pg.fields import about_examples as _about_examples
+from riido_pg.fields import about_tests as _about_tests
 from riido_pg.resources import sql_text
 from riido_pg.server.connect import Conn
 from riido_pg.server.plans import Plan, Query, run
@@ -52,9 +53,15 @@ class QueryTerms:
 
     @property
     def about_tests(self) -> bool:
-        """Whether the question asks about tests (a word of
-        :data:`riido_pg.fields.TEST_WORDS` in its identifier-split form)."""
-        return any(w in TEST_WORDS for w in self.ident_text.split())
+        """Whether the question asks about tests (:func:`riido_pg.fields.about_tests`
+        of its identifier-split form)."""
+        return _about_tests(self.ident_text)
+
+    @property
+    def about_examples(self) -> bool:
+        """Whether the question asks about documentation, examples or benchmarks
+        (:func:`riido_pg.fields.about_examples` of its identifier-split form)."""
+        return _about_examples(self.ident_text)
 
     def of(self, column: str) -> list[str]:
         """The lexemes of one column (``raw``, ``ident``, or ``name``: the name field

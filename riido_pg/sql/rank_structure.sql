@@ -3,8 +3,10 @@
 --   score = (bm25 + %(w_ident)s * identifier_bm25 + %(w_name)s * name_bm25) * prior
 -- where name_bm25 is BM25 with b = 0 over the name field (the identifier-split query's
 -- lexemes against each document's name: its path and qualified name), and prior is
--- %(test_prior)s for a test document (kind 'test') and 1 otherwise; the caller passes
--- %(test_prior)s = 1 when the question is about tests.
+-- the least of %(test_prior)s for a test document (kind 'test'), %(example_prior)s for
+-- documentation, example or benchmark code (kind 'example'), and 1; the caller passes
+-- %(test_prior)s = 1 when the question is about tests, %(example_prior)s = 1 when it is
+-- about documentation or examples.
 --
 -- {scored_raw}, {scored_ident} and {scored_name} are sql/scored.sql for each column,
 -- so bm25_score and identifier_bm25_score are exactly those of their own rankings;
@@ -12,16 +14,20 @@
 -- evaluation computes the same one). Ties: document id. Documents whose score is 0
 -- follow with score 0 in id order, as in rank.sql.
 -- Parameters: those of scored.sql for the three columns, %(w_ident)s, %(w_name)s,
--- %(test_prior)s, %(segments)s, %(limit)s.
+-- %(test_prior)s, %(example_prior)s, %(segments)s, %(limit)s.
 -- Returns: (doc_ord, doc_id, score, raw units, identifier units, name units).
 WITH {removed}{scored_raw},
 {scored_ident},
 {scored_name},
-tests AS MATERIALIZED (
-    SELECT DISTINCT u.doc_ord
+kinds AS MATERIALIZED (
+    SELECT u.doc_ord,
+           min(CASE p.lexeme WHEN 'test' THEN %(test_prior)s::float8
+                             ELSE %(example_prior)s::float8 END) AS prior
     FROM riido.postings AS p
     CROSS JOIN LATERAL unnest(p.doc_ords) AS u(doc_ord)
-    WHERE p.segment_id = ANY(%(segments)s::uuid[]) AND p.col = 'kind' AND p.lexeme = 'test'
+    WHERE p.segment_id = ANY(%(segments)s::uuid[]) AND p.col = 'kind'
+      AND p.lexeme IN ('test', 'example')
+    GROUP BY u.doc_ord
 ),
 sums AS (
     SELECT coalesce(r.doc_ord, i.doc_ord) AS doc_ord,
@@ -38,11 +44,10 @@ fused AS MATERIALIZED (
            (coalesce(s.raw, 0)::float8 / 1099511627776::float8
             + %(w_ident)s::float8 * (coalesce(s.ident, 0)::float8 / 1099511627776::float8)
             + %(w_name)s::float8 * (coalesce(n.units, 0)::float8 / 1099511627776::float8))
-           * (CASE WHEN t.doc_ord IS NULL THEN 1::float8 ELSE %(test_prior)s::float8 END)
-             AS score
+           * coalesce(t.prior, 1::float8) AS score
     FROM sums AS s
     FULL JOIN scored_name AS n ON n.doc_ord = s.doc_ord
-    LEFT JOIN tests AS t ON t.doc_ord = coalesce(s.doc_ord, n.doc_ord)
+    LEFT JOIN kinds AS t ON t.doc_ord = coalesce(s.doc_ord, n.doc_ord)
 ),
 matched AS (
     SELECT * FROM fused WHERE score > 0

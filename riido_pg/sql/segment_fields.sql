@@ -1,10 +1,11 @@
--- segment_fields.sql: the name and kind postings of a new segment (migration 0011).
+-- segment_fields.sql: the name and kind postings of a new segment (migrations 0010, 0014).
 --
 -- name: the lexemes of each document's name (riido.name_words of its id: a function's
 -- path and qualified name) under the load's text search configuration, with tf and dl
 -- as segment_postings.sql keeps them for the body's columns. kind: one row, lexeme
 -- 'test', listing the documents whose id's path part is a test path
--- (riido.test_path). Both read the load's numbered {stage} like the body's postings,
+-- (riido.test_path), and one, lexeme 'example', listing those whose path part lies in
+-- a documentation, example or benchmark directory (riido.example_path). Both read the load's numbered {stage} like the body's postings,
 -- and depend on nothing but the document id: a segment serves every snapshot holding
 -- it.
 -- Parameters: %(segment)s, %(load)s, %(text_config)s.
@@ -23,10 +24,19 @@ WITH named AS (
     WHERE s.load = %(load)s
     GROUP BY u.lexeme
     RETURNING 1
+),
+tested AS (
+    INSERT INTO riido.postings (segment_id, col, lexeme, doc_ords, tfs, dls)
+    SELECT %(segment)s::uuid, 'kind', 'test', array_agg(s.doc_ord ORDER BY s.doc_ord),
+           array_agg(1::smallint), array_agg(1)
+    FROM {stage} AS s
+    WHERE s.load = %(load)s AND riido.test_path(split_part(s.doc_id, ':', 1))
+    HAVING count(*) > 0
+    RETURNING 1
 )
 INSERT INTO riido.postings (segment_id, col, lexeme, doc_ords, tfs, dls)
-SELECT %(segment)s::uuid, 'kind', 'test', array_agg(s.doc_ord ORDER BY s.doc_ord),
+SELECT %(segment)s::uuid, 'kind', 'example', array_agg(s.doc_ord ORDER BY s.doc_ord),
        array_agg(1::smallint), array_agg(1)
 FROM {stage} AS s
-WHERE s.load = %(load)s AND riido.test_path(split_part(s.doc_id, ':', 1))
+WHERE s.load = %(load)s AND riido.example_path(split_part(s.doc_id, ':', 1))
 HAVING count(*) > 0
