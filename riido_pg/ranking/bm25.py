@@ -16,6 +16,7 @@ turns them into the float a result shows.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from psycopg import sql
@@ -42,6 +43,11 @@ NAME = "name"
 
 #: A weight's unit: scores are sums of integer multiples of 2^-40.
 SCALE = float(1 << 40)
+#: The same scale as the float8 every statement multiplies or divides by.
+SCALE_SQL = sql.SQL("{}::float8").format(sql.Literal(1 << 40))
+
+#: Below this every integer is a float8, and float8 adds integers below it exactly.
+_EXACT = 2**53
 
 _REMOVED = sql.SQL(
     "removed AS MATERIALIZED (SELECT unnest(s.removed) AS doc_ord FROM riido.snapshots AS s "
@@ -76,10 +82,27 @@ def score(units: int) -> float:
     return units / SCALE
 
 
-def _scored(target: Target, col: str, *, only: bool = False) -> sql.Composed:
-    """``sql/scored.sql`` for one column, its CTEs named ``terms_<col>``,
-    ``entries_<col>``, ``scored_<col>``; ``only`` restricts the sum to
-    ``%(doc_ords)s``."""
+def _sum(target: Target, lexemes: int) -> sql.Composable:
+    """How ``sql/scored.sql`` adds a document's units: as float8 when no sum of
+    ``lexemes`` units can reach 2^53, so every partial sum is an exact integer in any
+    order (and float8's sum, keeping its state by value, is the cheaper aggregate);
+    as int8 (a numeric state) otherwise.
+
+    A document holds at most one unit per query lexeme, and a unit is at most
+    idf * 2^40 rounded: with k1 >= 0 and 0 <= b <= 1 the saturation tf / (tf + k1 *
+    (1 - b + b * dl / avgdl)) is at most 1, and idf = ln(1 + (N - df + 0.5) / (df +
+    0.5)) is at most ln(2N + 2) (df >= 0); the bound is taken with a margin for the
+    logarithm's rounding."""
+    unit = math.log(2 * max(target.documents, 0) + 2) * (1 + 1e-9) * SCALE + 1
+    if target.k1 >= 0 and 0 <= target.b <= 1 and lexemes * unit < _EXACT:
+        return sql.SQL("sum(e.units::float8)::int8")
+    return sql.SQL("sum(e.units)::int8")
+
+
+def _scored(target: Target, col: str, count: int, *, only: bool = False) -> sql.Composed:
+    """``sql/scored.sql`` for one column of a query of ``count`` distinct lexemes,
+    its CTEs named ``terms_<col>``, ``entries_<col>``, ``scored_<col>``; ``only``
+    restricts the sum to ``%(doc_ords)s``."""
     removed = target.removed > 0
     conditions = ([_NOT_REMOVED] if removed else []) + (
         [sql.SQL("u.doc_ord = ANY(%(doc_ords)s::int[])")] if only else []
@@ -98,6 +121,8 @@ def _scored(target: Target, col: str, *, only: bool = False) -> sql.Composed:
         col=sql.Literal(col),
         kept=_KEPT_SOME.format(gone=gone) if removed else _KEPT_ALL,
         keep=keep,
+        scale=SCALE_SQL,
+        sum=_sum(target, count),
     )
     if not removed:
         return fragment
@@ -128,15 +153,61 @@ _ZERO_COUNT = sql.SQL(
     "ELSE greatest(%(limit)s::int8 - count(*), 0) END FROM named)"
 )
 
+#: The doc_ords of the path's test documents (kind ``test``; the removed ones
+#: included: callers only look up documents the snapshot holds).
+_TESTS = sql.SQL(
+    "SELECT unnest(p.doc_ords) AS doc_ord FROM riido.postings AS p "
+    "WHERE p.segment_id = ANY(%(segments)s::uuid[]) AND p.col = 'kind' "
+    "AND p.lexeme = 'test'"
+)
+
+#: One column's matches numbered in its ranking's order (``sql/rank_rrf.sql``).
+_RANKED = sql.SQL(
+    "{ranked} AS (\n"
+    "    SELECT x.doc_ord, x.units, row_number() OVER (ORDER BY x.units DESC, x.doc_id) AS r\n"
+    "    FROM (SELECT t.doc_ord, t.units, ({doc_id}) AS doc_id FROM {scored} AS t) AS x\n"
+    ")"
+)
+
+
+def _tail(
+    target: Target, matched: str, score: str, columns: Sequence[str], zero_join: str | None
+) -> sql.Composed:
+    """``sql/rank_tail.sql`` on CTE ``matched`` ranked by ``score``, the result
+    showing ``columns`` too; a zero-score document takes its column scores from CTE
+    ``zero_join`` (0 where it has none, and when ``zero_join`` is None)."""
+
+    def each(alias: str) -> sql.Composable:
+        return sql.SQL("").join(sql.SQL(", {}").format(sql.Identifier(alias, c)) for c in columns)
+
+    if zero_join is None:
+        zero_columns: sql.Composable = sql.SQL(", 0" * len(columns))
+        join: sql.Composable = sql.SQL("")
+    else:
+        zero_columns = sql.SQL("").join(
+            sql.SQL(", coalesce({}, 0)").format(sql.Identifier("f", c)) for c in columns
+        )
+        join = sql.SQL(" LEFT JOIN {} AS f ON f.doc_ord = z.doc_ord").format(
+            sql.Identifier(zero_join)
+        )
+    return sql.SQL(sql_template("rank_tail")).format(
+        matched=sql.Identifier(matched),
+        score=sql.Identifier(score),
+        doc_id=_DOC_ID,
+        named_columns=each("t"),
+        zero_columns=zero_columns,
+        zero_join=join,
+        output=each("r"),
+        zeros=_zeros(target, matched, _ZERO_COUNT),
+    )
+
 
 def ranked(target: Target, col: str, lexemes: Sequence[str], limit: int | None) -> Query:
     """One column's ranking (``sql/rank.sql``): rows (doc_ord, doc_id, units)."""
     statement = sql.SQL(sql_template("rank")).format(
-        doc_id=_DOC_ID,
         removed=_removed(target),
-        scored=_scored(target, col),
-        scored_name=sql.Identifier(f"scored_{col}"),
-        zeros=_zeros(target, f"scored_{col}", _ZERO_COUNT),
+        scored=_scored(target, col, len(lexemes)),
+        tail=_tail(target, f"scored_{col}", "units", (), None),
     )
     return Query(statement, target.params(**{f"lexemes_{col}": list(lexemes), "limit": limit}))
 
@@ -153,13 +224,23 @@ def two_columns(
     ``rank_rrf``) composed with both columns' ``sql/scored.sql``; ``params`` are its
     own parameters. Rows (doc_ord, doc_id, score, raw units, identifier units)."""
     statement = sql.SQL(sql_template(name)).format(
-        doc_id=_DOC_ID,
         removed=_removed(target),
-        scored_raw=_scored(target, "raw"),
-        scored_ident=_scored(target, "ident"),
-        raw_name=sql.Identifier("scored_raw"),
-        ident_name=sql.Identifier("scored_ident"),
-        zeros=_zeros(target, "matched", _ZERO_COUNT),
+        scored_raw=_scored(target, "raw", len(raw)),
+        scored_ident=_scored(target, "ident", len(ident)),
+        ranked_raw=_RANKED.format(
+            ranked=sql.Identifier("ranked_raw"), doc_id=_DOC_ID, scored=sql.Identifier("scored_raw")
+        ),
+        ranked_ident=_RANKED.format(
+            ranked=sql.Identifier("ranked_ident"),
+            doc_id=_DOC_ID,
+            scored=sql.Identifier("scored_ident"),
+        ),
+        scale=SCALE_SQL,
+        # rank_fused's zero-score documents may still have an identifier score (w = 0);
+        # rank_rrf's match neither column
+        tail=_tail(
+            target, "matched", "score", ("raw", "ident"), "fused" if name == "rank_fused" else None
+        ),
     )
     return Query(
         statement,
@@ -178,12 +259,13 @@ def structure(
     name field (the identifier lexemes), each ``sql/scored.sql``; ``params`` are its
     weights. Rows (doc_ord, doc_id, score, raw units, identifier units, name units)."""
     statement = sql.SQL(sql_template("rank_structure")).format(
-        doc_id=_DOC_ID,
         removed=_removed(target),
-        scored_raw=_scored(target, "raw"),
-        scored_ident=_scored(target, "ident"),
-        scored_name=_scored(target, NAME),
-        zeros=_zeros(target, "matched", _ZERO_COUNT),
+        scored_raw=_scored(target, "raw", len(raw)),
+        scored_ident=_scored(target, "ident", len(ident)),
+        scored_name=_scored(target, NAME, len(ident)),
+        tests=_TESTS,
+        scale=SCALE_SQL,
+        tail=_tail(target, "matched", "score", ("raw", "ident", "name"), "fused"),
     )
     return Query(
         statement,
@@ -201,10 +283,7 @@ def test_ords(target: Target) -> Query:
     """The doc_ords of the snapshot's path whose kind is ``test`` (the removed ones
     included: callers only look up documents the snapshot holds)."""
     return Query(
-        "SELECT coalesce(array_agg(u.doc_ord), '{}') FROM riido.postings AS p "
-        "CROSS JOIN LATERAL unnest(p.doc_ords) AS u(doc_ord) "
-        "WHERE p.segment_id = ANY(%(segments)s::uuid[]) AND p.col = 'kind' "
-        "AND p.lexeme = 'test'",
+        sql.SQL("SELECT coalesce(array_agg(x.doc_ord), '{{}}') FROM ({}) AS x").format(_TESTS),
         target.params(),
     )
 
@@ -213,7 +292,7 @@ def scores(target: Target, col: str, lexemes: Sequence[str], ords: Sequence[int]
     """One column's units for ``ords`` (``sql/scores.sql``): rows (doc_ord, units)."""
     statement = sql.SQL(sql_template("scores")).format(
         removed=_removed(target),
-        scored=_scored(target, col, only=True),
+        scored=_scored(target, col, len(lexemes), only=True),
         scored_name=sql.Identifier(f"scored_{col}"),
     )
     return Query(
@@ -226,7 +305,7 @@ def eval_postings(target: Target, col: str, lexemes: Sequence[str]) -> Query:
     (lexeme, doc_ords, units) in lexeme byte order."""
     statement = sql.SQL(sql_template("eval_postings")).format(
         removed=_removed(target),
-        scored=_scored(target, col),
+        scored=_scored(target, col, len(lexemes)),
         entries_name=sql.Identifier(f"entries_{col}"),
     )
     return Query(statement, target.params(**{f"lexemes_{col}": list(lexemes)}), binary=True)
