@@ -36,7 +36,7 @@ lengths AS (
 )
 SELECT (SELECT count(*) FROM added),
        (SELECT count(*) FROM gone),
-       (SELECT coalesce(array_agg(g.doc_ord ORDER BY g.doc_ord), '{}'::int[]) FROM gone AS g),
+       (SELECT coalesce(array_agg(g.doc_ord ORDER BY g.doc_ord), '{{}}'::int[]) FROM gone AS g),
        l.len_raw,
        l.len_ident
 FROM lengths AS l
