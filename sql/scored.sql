@@ -5,7 +5,8 @@
 -- (CTE names), {lexemes}, {length} (parameters of this column: the query's distinct
 -- lexemes, the snapshot's summed document length), {col} ('raw' | 'ident' | 'name'),
 -- {b} (the length normalisation: %(b)s for the body's columns, 0 for the name
--- field, whose length is then never read), {scale} (2^40 as float8), {kept} (how
+-- field, whose length is then never read), {weight} (the weight below, in units,
+-- of the row u: riido_pg.ranking.bm25.WEIGHT), {kept} (how
 -- many documents of a postings row the snapshot holds), {keep} (a WHERE clause on
 -- u.doc_ord: the documents the snapshot removed from its path left out, and, for
 -- scores.sql, only the documents asked for; empty when neither applies) and {sum}
@@ -45,9 +46,7 @@
     ) AS y
 ),
 {entries} AS (
-    SELECT u.lexeme, u.doc_ord,
-           (u.idf * u.tf / (u.tf + %(k1)s::float8 * (1 - {b}
-            + {b} * u.dl / u.avgdl)) * {scale})::int8 AS units
+    SELECT u.lexeme, u.doc_ord, {weight} AS units
     FROM (
         SELECT t.lexeme, t.idf, t.avgdl,
                unnest(t.doc_ords) AS doc_ord, unnest(t.tfs) AS tf, unnest(t.dls) AS dl

@@ -49,6 +49,14 @@ SCALE_SQL = sql.SQL("{}::float8").format(sql.Literal(1 << 40))
 #: Below this every integer is a float8, and float8 adds integers below it exactly.
 _EXACT = 2**53
 
+#: One term's BM25 weight in units of 2^-40, rounded to the nearest, of the row ``u``
+#: (``idf``, ``avgdl``: the snapshot's; ``tf``, ``dl``: the document's): the one
+#: expression ``sql/scored.sql`` and ``sql/scores.sql`` compute, in this order, so both
+#: give the same bits.
+WEIGHT = sql.SQL(
+    "(u.idf * u.tf / (u.tf + %(k1)s::float8 * (1 - {b} + {b} * u.dl / u.avgdl)) * {scale})::int8"
+)
+
 _REMOVED = sql.SQL(
     "removed AS MATERIALIZED (SELECT unnest(s.removed) AS doc_ord FROM riido.snapshots AS s "
     "WHERE s.snapshot_id = %(snapshot_id)s),\n"
@@ -99,34 +107,41 @@ def _sum(target: Target, lexemes: int) -> sql.Composable:
     return sql.SQL("sum(e.units)::int8")
 
 
-def _scored(target: Target, col: str, count: int, *, only: bool = False) -> sql.Composed:
-    """``sql/scored.sql`` for one column of a query of ``count`` distinct lexemes,
-    its CTEs named ``terms_<col>``, ``entries_<col>``, ``scored_<col>``; ``only``
-    restricts the sum to ``%(doc_ords)s``."""
-    removed = target.removed > 0
-    conditions = ([_NOT_REMOVED] if removed else []) + (
-        [sql.SQL("u.doc_ord = ANY(%(doc_ords)s::int[])")] if only else []
-    )
-    keep = sql.SQL("WHERE ") + sql.SQL(" AND ").join(conditions) if conditions else sql.SQL("")
+def _column(target: Target, col: str, count: int) -> dict[str, sql.Composable]:
+    """What ``sql/scored.sql`` and ``sql/scores.sql`` need of one column of a query of
+    ``count`` distinct lexemes."""
     gone = sql.Identifier(f"gone_{col}")
-    lexemes = sql.Placeholder(f"lexemes_{col}")
+    # the name field is not length-normalised (b = 0): its length is never read
+    b = sql.SQL("0::float8" if col == NAME else "%(b)s::float8")
+    return {
+        "lexemes": sql.Placeholder(f"lexemes_{col}"),
+        "length": sql.Placeholder("n" if col == NAME else f"len_{col}"),
+        "b": b,
+        "col": sql.Literal(col),
+        "kept": _KEPT_SOME.format(gone=gone) if target.removed > 0 else _KEPT_ALL,
+        "gone": (
+            _GONE.format(gone=gone, lexemes=sql.Placeholder(f"lexemes_{col}"), col=sql.Literal(col))
+            if target.removed > 0
+            else sql.SQL("")
+        ),
+        "weight": WEIGHT.format(b=b, scale=SCALE_SQL),
+        "sum": _sum(target, count),
+    }
+
+
+def _scored(target: Target, col: str, count: int) -> sql.Composed:
+    """``sql/scored.sql`` for one column of a query of ``count`` distinct lexemes,
+    its CTEs named ``terms_<col>``, ``entries_<col>``, ``scored_<col>`` (preceded by
+    ``gone_<col>`` when the snapshot removed documents)."""
+    parts = _column(target, col, count)
     fragment = sql.SQL(sql_template("scored")).format(
         terms=sql.Identifier(f"terms_{col}"),
         entries=sql.Identifier(f"entries_{col}"),
         scored=sql.Identifier(f"scored_{col}"),
-        lexemes=lexemes,
-        # the name field is not length-normalised (b = 0): its length is never read
-        length=sql.Placeholder("n" if col == NAME else f"len_{col}"),
-        b=sql.SQL("0::float8" if col == NAME else "%(b)s::float8"),
-        col=sql.Literal(col),
-        kept=_KEPT_SOME.format(gone=gone) if removed else _KEPT_ALL,
-        keep=keep,
-        scale=SCALE_SQL,
-        sum=_sum(target, count),
+        keep=sql.SQL("WHERE ") + _NOT_REMOVED if target.removed > 0 else sql.SQL(""),
+        **{k: v for k, v in parts.items() if k != "gone"},
     )
-    if not removed:
-        return fragment
-    return _GONE.format(gone=gone, lexemes=lexemes, col=sql.Literal(col)) + fragment
+    return sql.Composed([parts["gone"], fragment])
 
 
 def _removed(target: Target) -> sql.Composable:
@@ -289,11 +304,15 @@ def test_ords(target: Target) -> Query:
 
 
 def scores(target: Target, col: str, lexemes: Sequence[str], ords: Sequence[int]) -> Query:
-    """One column's units for ``ords`` (``sql/scores.sql``): rows (doc_ord, units)."""
+    """One body column's units for ``ords`` (``sql/scores.sql``): rows (doc_ord,
+    units)."""
+    if col not in ("raw", "ident"):
+        raise ValueError(f"scores are read from the texts of a body column, not {col!r}")
     statement = sql.SQL(sql_template("scores")).format(
         removed=_removed(target),
-        scored=_scored(target, col, len(lexemes), only=True),
-        scored_name=sql.Identifier(f"scored_{col}"),
+        tsv=sql.Identifier(f"tsv_{col}"),
+        len=sql.Identifier(f"len_{col}"),
+        **_column(target, col, len(lexemes)),
     )
     return Query(
         statement, target.params(**{f"lexemes_{col}": list(lexemes), "doc_ords": list(ords)})
