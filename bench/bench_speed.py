@@ -12,19 +12,24 @@ issue's row is at 1,000,000) are loaded self-contained as snapshot ``speed``. Th
   snapshot's ``tsv_raw`` with a GIN index (the reference of bench/TOPK.md).
 
 Reported: p50 / p95 ms of each and each policy's p50 / p95 as a multiple of native's.
-To compare two versions of riido-pg on the same data, keep the database and point
-``PYTHONPATH`` at the other checkout (the schema is the same):
+``--other CHECKOUT`` also runs every policy's call through that checkout's code (a
+child process with ``PYTHONPATH=CHECKOUT`` on its own connection, sent each question
+in turn), in the same rotation, so two versions meet the same load, question by
+question (the schema must be the same):
 
     python bench/bench_speed.py --keep                       # loads, prints the kept name
-    PYTHONPATH=../main python bench/bench_speed.py --reuse riido_bench_speed_<hex>
-    python bench/bench_speed.py --reuse riido_bench_speed_<hex>
+    python bench/bench_speed.py --reuse riido_bench_speed_<hex> --other ../main
 """
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
+import subprocess
+import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import corpus
@@ -41,6 +46,21 @@ NATIVE = (
     "SELECT doc_ord FROM bench_native WHERE tsv @@ to_tsquery('english', %s) "
     "ORDER BY ts_rank(tsv, to_tsquery('english', %s)) DESC LIMIT 10"
 )
+
+
+#: The other checkout's side: one ranking per line of stdin, its wall ms on stdout.
+OTHER_CHILD = r"""
+import json, sys, time
+import psycopg
+from riido_pg import rank_snapshot
+conn = psycopg.connect(sys.argv[1], autocommit=True, prepare_threshold=None)
+print("ready", flush=True)
+for line in sys.stdin:
+    question, policy = json.loads(line)
+    t = time.perf_counter()
+    rank_snapshot(conn, "speed", question, policy=policy, limit=10)
+    print(1000 * (time.perf_counter() - t), flush=True)
+"""
 
 
 def build(dsn: str, size: int) -> None:
@@ -68,6 +88,7 @@ def main() -> None:
     p.add_argument("--size", type=int, default=200_000)
     p.add_argument("--queries", type=int, default=100)
     p.add_argument("--reuse", default=None, help="a kept database of an earlier run")
+    p.add_argument("--other", type=Path, default=None, help="another checkout, run beside")
     args = p.parse_args()
     size = 3_000 if args.quick else args.size
     if args.reuse:
@@ -91,36 +112,63 @@ def main() -> None:
         for q in questions[:3]:  # warm the caches
             for policy in POLICIES:
                 rank_snapshot(conn, "speed", q, policy=policy, limit=10)
-        times: dict[str, list[float]] = {k: [] for k in (*POLICIES, "native")}
+        other = None
+        names: list[str] = [*POLICIES, "native"]
+        if args.other is not None:
+            env = {**os.environ, "PYTHONPATH": str(args.other.resolve())}
+            other = subprocess.Popen(
+                [sys.executable, "-c", OTHER_CHILD, dsn],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                env=env,
+                cwd=args.other,
+            )
+            assert other.stdin is not None and other.stdout is not None
+            assert other.stdout.readline().strip() == "ready"
+            names += [f"{policy} ({args.other.name})" for policy in POLICIES]
+        times: dict[str, list[float]] = {k: [] for k in names}
         for n, (q, lx) in enumerate(zip(questions, lexemes, strict=True)):
             tsq = (
                 " | ".join("'" + x.replace("\\", "\\\\").replace("'", "\\'") + "'" for x in lx)
                 or "''"
             )
-            runs: list[tuple[str, Any]] = [
-                *((policy, (q, policy)) for policy in POLICIES),
-                ("native", tsq),
-            ]
-            for name, arg in runs[n % 3 :] + runs[: n % 3]:  # rotate the order
+            runs = [(name, q) for name in names]
+            for name, arg in runs[n % len(runs) :] + runs[: n % len(runs)]:  # rotate the order
+                if other is not None and name.endswith(f"({args.other.name})"):
+                    assert other.stdin is not None and other.stdout is not None
+                    other.stdin.write(json.dumps([arg, name.split(" ")[0]]) + "\n")
+                    other.stdin.flush()
+                    times[name].append(float(other.stdout.readline()))
+                    continue
                 began = time.perf_counter()
                 if name == "native":
-                    conn.execute(NATIVE, (arg, arg)).fetchall()
+                    conn.execute(NATIVE, (tsq, tsq)).fetchall()
                 else:
-                    rank_snapshot(conn, "speed", arg[0], policy=arg[1], limit=10)
+                    rank_snapshot(conn, "speed", arg, policy=name, limit=10)
                 times[name].append(1000 * (time.perf_counter() - began))
+        if other is not None:
+            assert other.stdin is not None
+            other.stdin.close()
+            other.wait()
         native50, native95 = statistics.median(times["native"]), pct(times["native"], 0.95)
         rows = []
         summary: dict[str, Any] = {}
         for name, xs in times.items():
             p50, p95 = statistics.median(xs), pct(xs, 0.95)
             summary[name] = {"p50_ms": p50, "p95_ms": p95}
-            rows.append([name, p50, p95, p50 / native50, p95 / native95])
+            mine = args.other is not None and name in POLICIES
+            theirs = statistics.median(times[f"{name} ({args.other.name})"]) if mine else None
+            rows.append(
+                [name, p50, p95, p50 / native50, p95 / native95, p50 / theirs if theirs else "–"]
+            )
         load = os.getloadavg()[0]
         print(
             f"\n{size:,} functions, limit 10, {len(questions)} questions, "
             f"riido-pg at {os.path.dirname(riido_pg.__file__)}, load average {load:.1f}\n"
         )
-        print(markdown_table(["", "p50 ms", "p95 ms", "p50 × native", "p95 × native"], rows))
+        headers = ["", "p50 ms", "p95 ms", "p50 × native", "p95 × native", "p50 × other"]
+        print(markdown_table(headers, rows))
         write_results(
             "bench_speed",
             {"size": size, "queries": len(questions), "load_average": load, "times": summary},
