@@ -8,9 +8,11 @@
 -- field, whose length is then never read), {weight} (the weight below, in units,
 -- of the row u: riido_pg.ranking.bm25.WEIGHT), {kept} (how
 -- many documents of a postings row the snapshot holds), {keep} (a WHERE clause on
--- u.doc_ord: the documents the snapshot removed from its path left out, and, for
--- scores.sql, only the documents asked for; empty when neither applies) and {sum}
--- (the sum of a document's units: see below).
+-- u.doc_ord: the documents the snapshot removed from its path left out; empty when
+-- it removed none, and when {keep_scored}, a HAVING clause, leaves them out of
+-- {scored} instead: once per document, not once per entry, which the rankings take
+-- and eval_postings.sql, reading the entries, cannot) and {sum} (the sum of a
+-- document's units: see below).
 -- Parameters: %(segments)s (the snapshot's path, uuid[]), %(n)s (its documents),
 -- %(k1)s, %(b)s.
 --
@@ -56,4 +58,5 @@
 ),
 {scored} AS MATERIALIZED (
     SELECT e.doc_ord, {sum} AS units FROM {entries} AS e GROUP BY e.doc_ord
+    {keep_scored}
 )

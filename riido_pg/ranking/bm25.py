@@ -61,7 +61,8 @@ _REMOVED = sql.SQL(
     "removed AS MATERIALIZED (SELECT unnest(s.removed) AS doc_ord FROM riido.snapshots AS s "
     "WHERE s.snapshot_id = %(snapshot_id)s),\n"
 )
-_NOT_REMOVED = sql.SQL("u.doc_ord NOT IN (SELECT r.doc_ord FROM removed AS r)")
+#: A document of the path the snapshot holds: ``{}`` (a doc_ord) not among ``removed``.
+_NOT_REMOVED = sql.SQL("{} NOT IN (SELECT r.doc_ord FROM removed AS r)")
 _KEPT_ALL = sql.SQL("cardinality(p.doc_ords)")
 #: A postings row's documents the snapshot holds: its length less the removed ones
 #: counted for it in ``gone_<col>`` (one pass over the query's postings, below).
@@ -129,16 +130,28 @@ def _column(target: Target, col: str, count: int) -> dict[str, sql.Composable]:
     }
 
 
-def _scored(target: Target, col: str, count: int) -> sql.Composed:
+def _scored(target: Target, col: str, count: int, *, entries: bool = False) -> sql.Composed:
     """``sql/scored.sql`` for one column of a query of ``count`` distinct lexemes,
     its CTEs named ``terms_<col>``, ``entries_<col>``, ``scored_<col>`` (preceded by
-    ``gone_<col>`` when the snapshot removed documents)."""
+    ``gone_<col>`` when the snapshot removed documents). The removed documents are
+    left out of the scores, per document (less work than per entry: a document has an
+    entry per query lexeme it holds), or of the ``entries`` when those are read."""
     parts = _column(target, col, count)
+    removed = target.removed > 0
     fragment = sql.SQL(sql_template("scored")).format(
         terms=sql.Identifier(f"terms_{col}"),
         entries=sql.Identifier(f"entries_{col}"),
         scored=sql.Identifier(f"scored_{col}"),
-        keep=sql.SQL("WHERE ") + _NOT_REMOVED if target.removed > 0 else sql.SQL(""),
+        keep=(
+            sql.SQL("WHERE ") + _NOT_REMOVED.format(sql.Identifier("u", "doc_ord"))
+            if removed and entries
+            else sql.SQL("")
+        ),
+        keep_scored=(
+            sql.SQL("HAVING ") + _NOT_REMOVED.format(sql.Identifier("e", "doc_ord"))
+            if removed and not entries
+            else sql.SQL("")
+        ),
         **{k: v for k, v in parts.items() if k != "gone"},
     )
     return sql.Composed([parts["gone"], fragment])
@@ -150,7 +163,7 @@ def _removed(target: Target) -> sql.Composable:
 
 def _zeros(target: Target, matched: str, count: sql.Composable) -> sql.Composed:
     keep = (
-        sql.SQL("AND d.doc_ord NOT IN (SELECT r.doc_ord FROM removed AS r)")
+        sql.SQL("AND ") + _NOT_REMOVED.format(sql.Identifier("d", "doc_ord"))
         if target.removed > 0
         else sql.SQL("")
     )
@@ -324,7 +337,7 @@ def eval_postings(target: Target, col: str, lexemes: Sequence[str]) -> Query:
     (lexeme, doc_ords, units) in lexeme byte order."""
     statement = sql.SQL(sql_template("eval_postings")).format(
         removed=_removed(target),
-        scored=_scored(target, col, len(lexemes)),
+        scored=_scored(target, col, len(lexemes), entries=True),
         entries_name=sql.Identifier(f"entries_{col}"),
     )
     return Query(statement, target.params(**{f"lexemes_{col}": list(lexemes)}), binary=True)
