@@ -15,6 +15,11 @@ and scipy, bm25s's excludes its imports), peak RSS of each client process, and t
 ratio riido / bm25s (target <= 1.0). The PostgreSQL server's memory is not counted.
 
     python bench/bench_eval.py [--reps 3] [--corpus docproxy|cosqa|all] [--text-config english]
+    python bench/bench_eval.py --other ../main   # also riido of that checkout, same run
+
+``--other CHECKOUT`` runs riido's cold and warm evaluation a second time per
+repetition with that checkout's code (its children run in CHECKOUT), in a new
+database, so two versions are compared against the same bm25s runs.
 """
 
 from __future__ import annotations
@@ -101,9 +106,9 @@ print(json.dumps({"wall": wall, "rss_mb": resource.getrusage(resource.RUSAGE_SEL
 """
 
 
-def _child(code: str, *args: str) -> dict[str, Any]:
+def _child(code: str, *args: str, cwd: Path = REPO) -> dict[str, Any]:
     proc = subprocess.run(
-        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=False, cwd=REPO
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, check=False, cwd=cwd
     )
     if proc.returncode != 0:
         raise SystemExit(f"child failed:\n{proc.stderr[-3000:]}")
@@ -124,6 +129,7 @@ def main() -> None:
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--corpus", choices=["docproxy", "cosqa", "all"], default="all")
     p.add_argument("--text-config", default="english")
+    p.add_argument("--other", type=Path, default=None, help="another checkout, run beside")
     args = p.parse_args()
     reps = 1 if args.quick else args.reps
     corpora: list[tuple[str, Path]] = []
@@ -133,44 +139,52 @@ def main() -> None:
         corpora.append(("cosqa-dev", COSQA))
     rows = []
     results: dict[str, Any] = {}
+    versions = [("", REPO)] + ([(f" ({args.other.name})", args.other)] if args.other else [])
     for name, directory in corpora:
-        cold, warm, bm = [], [], []
-        for _ in range(reps):
-            dbname, dsn = create_database(args.dsn, "eval")
-            try:
-                with tempfile.TemporaryDirectory() as tmp:
-                    out = str(Path(tmp) / "eval.json")
-                    cold.append(_child(RIIDO_CHILD, dsn, str(directory), out, args.text_config))
-                    warm.append(_child(RIIDO_CHILD, dsn, str(directory), out, args.text_config))
-            finally:
-                drop_database(args.dsn, dbname)
+        cold: dict[str, list[dict[str, Any]]] = {v: [] for v, _ in versions}
+        warm: dict[str, list[dict[str, Any]]] = {v: [] for v, _ in versions}
+        bm = []
+        for rep in range(reps):
+            for label, checkout in (
+                versions[rep % len(versions) :] + versions[: rep % len(versions)]
+            ):
+                dbname, dsn = create_database(args.dsn, "eval")
+                try:
+                    with tempfile.TemporaryDirectory() as tmp:
+                        out = str(Path(tmp) / "eval.json")
+                        run = (RIIDO_CHILD, dsn, str(directory), out, args.text_config)
+                        cold[label].append(_child(*run, cwd=checkout))
+                        warm[label].append(_child(*run, cwd=checkout))
+                finally:
+                    drop_database(args.dsn, dbname)
             bm.append(_child(BM25S_CHILD, str(directory)))
-        med = {
-            k: statistics.median(r["wall"] for r in v)
-            for k, v in (("cold", cold), ("warm", warm), ("bm25s", bm))
-        }
-        peak = {
-            k: max(r["rss_mb"] for r in v)
-            for k, v in (("cold", cold), ("warm", warm), ("bm25s", bm))
-        }
-        results[name] = {
-            "wall_s": med,
-            "peak_rss_mb": peak,
-            "runs": {"cold": cold, "warm": warm, "bm25s": bm},
-            "reps": reps,
-        }
-        rows.append(
-            [
-                name,
-                round(med["cold"], 2),
-                round(med["warm"], 2),
-                round(med["bm25s"], 2),
-                round(med["cold"] / med["bm25s"], 2),
-                round(med["warm"] / med["bm25s"], 2),
-                round(peak["cold"]),
-                round(peak["bm25s"]),
-            ]
-        )
+        bm_wall = statistics.median(r["wall"] for r in bm)
+        bm_peak = max(r["rss_mb"] for r in bm)
+        for label, _ in versions:
+            med = {
+                k: statistics.median(r["wall"] for r in v)
+                for k, v in (("cold", cold[label]), ("warm", warm[label]))
+            }
+            med["bm25s"] = bm_wall
+            peak = {k: max(r["rss_mb"] for r in v) for k, v in (("cold", cold[label]),)}
+            results[name + label] = {
+                "wall_s": med,
+                "peak_rss_mb": {**peak, "bm25s": bm_peak},
+                "runs": {"cold": cold[label], "warm": warm[label], "bm25s": bm},
+                "reps": reps,
+            }
+            rows.append(
+                [
+                    name + label,
+                    round(med["cold"], 2),
+                    round(med["warm"], 2),
+                    round(bm_wall, 2),
+                    round(med["cold"] / bm_wall, 2),
+                    round(med["warm"] / bm_wall, 2),
+                    round(peak["cold"]),
+                    round(bm_peak),
+                ]
+            )
     print(
         markdown_table(
             [

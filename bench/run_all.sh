@@ -19,6 +19,7 @@ run bench_hints "$@"
 run bench_concurrency "$@"
 run bench_million "$@"
 run bench_eval "$@"
+run bench_speed "$@"
 run bench_shards "$@"
 echo "== bench_extract (no server; exits 1 when under its target)" >&2
 python bench/bench_extract.py > bench/out/bench_extract.md || true

@@ -232,7 +232,9 @@ GIVEN_TARGETS = sql.SQL(
 def targets_statement(targets: sql.SQL) -> sql.Composed:
     """``eval_targets.sql`` over ``targets`` (:data:`STORED_TARGETS` or
     :data:`GIVEN_TARGETS`)."""
-    return sql.SQL(sql_template("eval_targets")).format(targets=targets)
+    return sql.SQL(sql_template("eval_targets")).format(
+        held=sql.SQL(sql_template("snapshot_documents")), targets=targets
+    )
 
 
 def load_questions(conn: Conn, snap: Snapshot) -> list[StoredQuestion]:

@@ -171,9 +171,18 @@ class FirstTargets:
         return [*ahead, int(self.best[i])]
 
     def order(self, i: int, depth: int) -> list[int]:
-        """The first ``depth`` documents of question i's ranking."""
+        """The first ``depth`` documents of question i's ranking: when fewer than the
+        row's matches, only the matches scoring at least the ``depth``-th best score
+        (found by a partition, not a sort) are sorted."""
+        if depth <= 0:
+            return []
         ords, data, _ = self._row(i)
-        ranked: list[int] = ords[np.lexsort((ords, -data))][:depth].tolist()
+        if depth < len(data):
+            cut = len(data) - depth
+            keep = data >= np.partition(data, cut)[cut]
+            top, scores = ords[keep], data[keep]
+            return top[np.lexsort((top, -scores))][:depth].tolist()  # type: ignore[no-any-return]
+        ranked: list[int] = ords[np.lexsort((ords, -data))].tolist()
         return ranked + self._zeros(ords, self.n_docs, depth - len(ranked))
 
 
@@ -270,10 +279,29 @@ class Batch:
         """1 / (k + rank) of every document a column matches, its rank among them
         (score descending, id ascending), per question."""
         m = self.scores[col].tocsr()
-        rows = np.repeat(np.arange(m.shape[0]), np.diff(m.indptr))
-        order = np.lexsort((m.indices, -m.data, rows))
+        m.sort_indices()
+        rows = np.repeat(np.arange(m.shape[0], dtype=np.int64), np.diff(m.indptr))
+        order = _row_order(rows, m.data)
         rank = np.empty(len(order), dtype=np.int64)
-        starts = m.indptr[:-1][rows[order]]
+        starts = m.indptr[:-1].astype(np.int64)[rows[order]]
         rank[order] = np.arange(len(order)) - starts + 1
         data = 1.0 / (float(k) + rank.astype(np.float64))
         return sp.csr_matrix((data, m.indices.copy(), m.indptr.copy()), shape=m.shape)
+
+
+def _row_order(rows: IntArray, units: npt.NDArray[np.int64]) -> IntArray:
+    """The entries of a CSR matrix of integer units (rows ascending, places ascending
+    within a row) in each row's ranking order: units descending, then place ascending.
+
+    One stable sort of one int64 key, row * (top + 1) + (top - units), where it fits
+    in 63 bits (ties keep their place order: the entries are already in it); three
+    sort keys otherwise."""
+    if len(units) == 0:
+        return np.zeros(0, dtype=np.int64)
+    low, top = int(units.min()), int(units.max())
+    span = top + 1
+    if low >= 0 and int(rows[-1]) * span + span < 2**63:
+        key = rows * np.int64(span) + (np.int64(top) - units.astype(np.int64))
+        return np.argsort(key, kind="stable")
+    places = np.arange(len(units), dtype=np.int64)  # their place order, already sorted
+    return np.lexsort((places, -units, rows))

@@ -16,6 +16,7 @@ turns them into the float a result shows.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from psycopg import sql
@@ -42,12 +43,26 @@ NAME = "name"
 
 #: A weight's unit: scores are sums of integer multiples of 2^-40.
 SCALE = float(1 << 40)
+#: The same scale as the float8 every statement multiplies or divides by.
+SCALE_SQL = sql.SQL("{}::float8").format(sql.Literal(1 << 40))
+
+#: Below this every integer is a float8, and float8 adds integers below it exactly.
+_EXACT = 2**53
+
+#: One term's BM25 weight in units of 2^-40, rounded to the nearest, of the row ``u``
+#: (``idf``, ``avgdl``: the snapshot's; ``tf``, ``dl``: the document's): the one
+#: expression ``sql/scored.sql`` and ``sql/scores.sql`` compute, in this order, so both
+#: give the same bits.
+WEIGHT = sql.SQL(
+    "(u.idf * u.tf / (u.tf + %(k1)s::float8 * (1 - {b} + {b} * u.dl / u.avgdl)) * {scale})::int8"
+)
 
 _REMOVED = sql.SQL(
     "removed AS MATERIALIZED (SELECT unnest(s.removed) AS doc_ord FROM riido.snapshots AS s "
     "WHERE s.snapshot_id = %(snapshot_id)s),\n"
 )
-_NOT_REMOVED = sql.SQL("u.doc_ord NOT IN (SELECT r.doc_ord FROM removed AS r)")
+#: A document of the path the snapshot holds: ``{}`` (a doc_ord) not among ``removed``.
+_NOT_REMOVED = sql.SQL("{} NOT IN (SELECT r.doc_ord FROM removed AS r)")
 _KEPT_ALL = sql.SQL("cardinality(p.doc_ords)")
 #: A postings row's documents the snapshot holds: its length less the removed ones
 #: counted for it in ``gone_<col>`` (one pass over the query's postings, below).
@@ -76,32 +91,70 @@ def score(units: int) -> float:
     return units / SCALE
 
 
-def _scored(target: Target, col: str, *, only: bool = False) -> sql.Composed:
-    """``sql/scored.sql`` for one column, its CTEs named ``terms_<col>``,
-    ``entries_<col>``, ``scored_<col>``; ``only`` restricts the sum to
-    ``%(doc_ords)s``."""
-    removed = target.removed > 0
-    conditions = ([_NOT_REMOVED] if removed else []) + (
-        [sql.SQL("u.doc_ord = ANY(%(doc_ords)s::int[])")] if only else []
-    )
-    keep = sql.SQL("WHERE ") + sql.SQL(" AND ").join(conditions) if conditions else sql.SQL("")
+def _sum(target: Target, lexemes: int) -> sql.Composable:
+    """How ``sql/scored.sql`` adds a document's units: as float8 when no sum of
+    ``lexemes`` units can reach 2^53, so every partial sum is an exact integer in any
+    order (and float8's sum, keeping its state by value, is the cheaper aggregate);
+    as int8 (a numeric state) otherwise.
+
+    A document holds at most one unit per query lexeme, and a unit is at most
+    idf * 2^40 rounded: with k1 >= 0 and 0 <= b <= 1 the saturation tf / (tf + k1 *
+    (1 - b + b * dl / avgdl)) is at most 1, and idf = ln(1 + (N - df + 0.5) / (df +
+    0.5)) is at most ln(2N + 2) (df >= 0); the bound is taken with a margin for the
+    logarithm's rounding."""
+    unit = math.log(2 * max(target.documents, 0) + 2) * (1 + 1e-9) * SCALE + 1
+    if target.k1 >= 0 and 0 <= target.b <= 1 and lexemes * unit < _EXACT:
+        return sql.SQL("sum(e.units::float8)::int8")
+    return sql.SQL("sum(e.units)::int8")
+
+
+def _column(target: Target, col: str, count: int) -> dict[str, sql.Composable]:
+    """What ``sql/scored.sql`` and ``sql/scores.sql`` need of one column of a query of
+    ``count`` distinct lexemes."""
     gone = sql.Identifier(f"gone_{col}")
-    lexemes = sql.Placeholder(f"lexemes_{col}")
+    # the name field is not length-normalised (b = 0): its length is never read
+    b = sql.SQL("0::float8" if col == NAME else "%(b)s::float8")
+    return {
+        "lexemes": sql.Placeholder(f"lexemes_{col}"),
+        "length": sql.Placeholder("n" if col == NAME else f"len_{col}"),
+        "b": b,
+        "col": sql.Literal(col),
+        "kept": _KEPT_SOME.format(gone=gone) if target.removed > 0 else _KEPT_ALL,
+        "gone": (
+            _GONE.format(gone=gone, lexemes=sql.Placeholder(f"lexemes_{col}"), col=sql.Literal(col))
+            if target.removed > 0
+            else sql.SQL("")
+        ),
+        "weight": WEIGHT.format(b=b, scale=SCALE_SQL),
+        "sum": _sum(target, count),
+    }
+
+
+def _scored(target: Target, col: str, count: int, *, entries: bool = False) -> sql.Composed:
+    """``sql/scored.sql`` for one column of a query of ``count`` distinct lexemes,
+    its CTEs named ``terms_<col>``, ``entries_<col>``, ``scored_<col>`` (preceded by
+    ``gone_<col>`` when the snapshot removed documents). The removed documents are
+    left out of the scores, per document (less work than per entry: a document has an
+    entry per query lexeme it holds), or of the ``entries`` when those are read."""
+    parts = _column(target, col, count)
+    removed = target.removed > 0
     fragment = sql.SQL(sql_template("scored")).format(
         terms=sql.Identifier(f"terms_{col}"),
         entries=sql.Identifier(f"entries_{col}"),
         scored=sql.Identifier(f"scored_{col}"),
-        lexemes=lexemes,
-        # the name field is not length-normalised (b = 0): its length is never read
-        length=sql.Placeholder("n" if col == NAME else f"len_{col}"),
-        b=sql.SQL("0::float8" if col == NAME else "%(b)s::float8"),
-        col=sql.Literal(col),
-        kept=_KEPT_SOME.format(gone=gone) if removed else _KEPT_ALL,
-        keep=keep,
+        keep=(
+            sql.SQL("WHERE ") + _NOT_REMOVED.format(sql.Identifier("u", "doc_ord"))
+            if removed and entries
+            else sql.SQL("")
+        ),
+        keep_scored=(
+            sql.SQL("HAVING ") + _NOT_REMOVED.format(sql.Identifier("e", "doc_ord"))
+            if removed and not entries
+            else sql.SQL("")
+        ),
+        **{k: v for k, v in parts.items() if k != "gone"},
     )
-    if not removed:
-        return fragment
-    return _GONE.format(gone=gone, lexemes=lexemes, col=sql.Literal(col)) + fragment
+    return sql.Composed([parts["gone"], fragment])
 
 
 def _removed(target: Target) -> sql.Composable:
@@ -110,7 +163,7 @@ def _removed(target: Target) -> sql.Composable:
 
 def _zeros(target: Target, matched: str, count: sql.Composable) -> sql.Composed:
     keep = (
-        sql.SQL("AND d.doc_ord NOT IN (SELECT r.doc_ord FROM removed AS r)")
+        sql.SQL("AND ") + _NOT_REMOVED.format(sql.Identifier("d", "doc_ord"))
         if target.removed > 0
         else sql.SQL("")
     )
@@ -128,15 +181,61 @@ _ZERO_COUNT = sql.SQL(
     "ELSE greatest(%(limit)s::int8 - count(*), 0) END FROM named)"
 )
 
+#: Each document of the path with each of its kinds (``test``, ``example``: the
+#: ``kind`` postings; the removed ones included: callers only look up documents the
+#: snapshot holds).
+_KINDS = sql.SQL(
+    "SELECT p.lexeme AS kind, unnest(p.doc_ords) AS doc_ord FROM riido.postings AS p "
+    "WHERE p.segment_id = ANY(%(segments)s::uuid[]) AND p.col = 'kind'"
+)
+
+#: One column's matches numbered in its ranking's order (``sql/rank_rrf.sql``).
+_RANKED = sql.SQL(
+    "{ranked} AS (\n"
+    "    SELECT x.doc_ord, x.units, row_number() OVER (ORDER BY x.units DESC, x.doc_id) AS r\n"
+    "    FROM (SELECT t.doc_ord, t.units, ({doc_id}) AS doc_id FROM {scored} AS t) AS x\n"
+    ")"
+)
+
+
+def _tail(
+    target: Target, matched: str, score: str, columns: Sequence[str], zero_join: str | None
+) -> sql.Composed:
+    """``sql/rank_tail.sql`` on CTE ``matched`` ranked by ``score``, the result
+    showing ``columns`` too; a zero-score document takes its column scores from CTE
+    ``zero_join`` (0 where it has none, and when ``zero_join`` is None)."""
+
+    def each(alias: str) -> sql.Composable:
+        return sql.SQL("").join(sql.SQL(", {}").format(sql.Identifier(alias, c)) for c in columns)
+
+    if zero_join is None:
+        zero_columns: sql.Composable = sql.SQL(", 0" * len(columns))
+        join: sql.Composable = sql.SQL("")
+    else:
+        zero_columns = sql.SQL("").join(
+            sql.SQL(", coalesce({}, 0)").format(sql.Identifier("f", c)) for c in columns
+        )
+        join = sql.SQL(" LEFT JOIN {} AS f ON f.doc_ord = z.doc_ord").format(
+            sql.Identifier(zero_join)
+        )
+    return sql.SQL(sql_template("rank_tail")).format(
+        matched=sql.Identifier(matched),
+        score=sql.Identifier(score),
+        doc_id=_DOC_ID,
+        named_columns=each("t"),
+        zero_columns=zero_columns,
+        zero_join=join,
+        output=each("r"),
+        zeros=_zeros(target, matched, _ZERO_COUNT),
+    )
+
 
 def ranked(target: Target, col: str, lexemes: Sequence[str], limit: int | None) -> Query:
     """One column's ranking (``sql/rank.sql``): rows (doc_ord, doc_id, units)."""
     statement = sql.SQL(sql_template("rank")).format(
-        doc_id=_DOC_ID,
         removed=_removed(target),
-        scored=_scored(target, col),
-        scored_name=sql.Identifier(f"scored_{col}"),
-        zeros=_zeros(target, f"scored_{col}", _ZERO_COUNT),
+        scored=_scored(target, col, len(lexemes)),
+        tail=_tail(target, f"scored_{col}", "units", (), None),
     )
     return Query(statement, target.params(**{f"lexemes_{col}": list(lexemes), "limit": limit}))
 
@@ -153,13 +252,23 @@ def two_columns(
     ``rank_rrf``) composed with both columns' ``sql/scored.sql``; ``params`` are its
     own parameters. Rows (doc_ord, doc_id, score, raw units, identifier units)."""
     statement = sql.SQL(sql_template(name)).format(
-        doc_id=_DOC_ID,
         removed=_removed(target),
-        scored_raw=_scored(target, "raw"),
-        scored_ident=_scored(target, "ident"),
-        raw_name=sql.Identifier("scored_raw"),
-        ident_name=sql.Identifier("scored_ident"),
-        zeros=_zeros(target, "matched", _ZERO_COUNT),
+        scored_raw=_scored(target, "raw", len(raw)),
+        scored_ident=_scored(target, "ident", len(ident)),
+        ranked_raw=_RANKED.format(
+            ranked=sql.Identifier("ranked_raw"), doc_id=_DOC_ID, scored=sql.Identifier("scored_raw")
+        ),
+        ranked_ident=_RANKED.format(
+            ranked=sql.Identifier("ranked_ident"),
+            doc_id=_DOC_ID,
+            scored=sql.Identifier("scored_ident"),
+        ),
+        scale=SCALE_SQL,
+        # rank_fused's zero-score documents may still have an identifier score (w = 0);
+        # rank_rrf's match neither column
+        tail=_tail(
+            target, "matched", "score", ("raw", "ident"), "fused" if name == "rank_fused" else None
+        ),
     )
     return Query(
         statement,
@@ -178,12 +287,13 @@ def structure(
     name field (the identifier lexemes), each ``sql/scored.sql``; ``params`` are its
     weights. Rows (doc_ord, doc_id, score, raw units, identifier units, name units)."""
     statement = sql.SQL(sql_template("rank_structure")).format(
-        doc_id=_DOC_ID,
         removed=_removed(target),
-        scored_raw=_scored(target, "raw"),
-        scored_ident=_scored(target, "ident"),
-        scored_name=_scored(target, NAME),
-        zeros=_zeros(target, "matched", _ZERO_COUNT),
+        scored_raw=_scored(target, "raw", len(raw)),
+        scored_ident=_scored(target, "ident", len(ident)),
+        scored_name=_scored(target, NAME, len(ident)),
+        kinds=_KINDS,
+        scale=SCALE_SQL,
+        tail=_tail(target, "matched", "score", ("raw", "ident", "name"), "fused"),
     )
     return Query(
         statement,
@@ -202,20 +312,23 @@ def kind_ords(target: Target, kind: str) -> Query:
     ``example``; the removed ones included: callers only look up documents the
     snapshot holds)."""
     return Query(
-        "SELECT coalesce(array_agg(u.doc_ord), '{}') FROM riido.postings AS p "
-        "CROSS JOIN LATERAL unnest(p.doc_ords) AS u(doc_ord) "
-        "WHERE p.segment_id = ANY(%(segments)s::uuid[]) AND p.col = 'kind' "
-        "AND p.lexeme = %(kind)s",
+        sql.SQL(
+            "SELECT coalesce(array_agg(x.doc_ord), '{{}}') FROM ({}) AS x WHERE x.kind = %(kind)s"
+        ).format(_KINDS),
         target.params(kind=kind),
     )
 
 
 def scores(target: Target, col: str, lexemes: Sequence[str], ords: Sequence[int]) -> Query:
-    """One column's units for ``ords`` (``sql/scores.sql``): rows (doc_ord, units)."""
+    """One body column's units for ``ords`` (``sql/scores.sql``): rows (doc_ord,
+    units)."""
+    if col not in ("raw", "ident"):
+        raise ValueError(f"scores are read from the texts of a body column, not {col!r}")
     statement = sql.SQL(sql_template("scores")).format(
         removed=_removed(target),
-        scored=_scored(target, col, only=True),
-        scored_name=sql.Identifier(f"scored_{col}"),
+        tsv=sql.Identifier(f"tsv_{col}"),
+        len=sql.Identifier(f"len_{col}"),
+        **_column(target, col, len(lexemes)),
     )
     return Query(
         statement, target.params(**{f"lexemes_{col}": list(lexemes), "doc_ords": list(ords)})
@@ -227,7 +340,7 @@ def eval_postings(target: Target, col: str, lexemes: Sequence[str]) -> Query:
     (lexeme, doc_ords, units) in lexeme byte order."""
     statement = sql.SQL(sql_template("eval_postings")).format(
         removed=_removed(target),
-        scored=_scored(target, col),
+        scored=_scored(target, col, len(lexemes), entries=True),
         entries_name=sql.Identifier(f"entries_{col}"),
     )
     return Query(statement, target.params(**{f"lexemes_{col}": list(lexemes)}), binary=True)

@@ -38,15 +38,11 @@ def doc_ids(target: Target, ords: Sequence[int]) -> Plan[dict[int, str]]:
 def hint_ords(target: Target, hints: Sequence[str]) -> Plan[list[int]]:
     """The doc_ords of the hint ids, in hint order; InvalidInput naming an unknown id."""
     result = yield Query(
-        "SELECT d.doc_id, d.doc_ord FROM riido.documents AS d "
-        "WHERE d.segment_id = ANY(%(segments)s::uuid[]) AND d.doc_id = ANY(%(ids)s::text[]) "
-        "AND d.doc_ord NOT IN (SELECT unnest(s.removed) FROM riido.snapshots AS s "
-        "WHERE s.snapshot_id = %(snapshot_id)s)",
-        {
-            "segments": list(target.segments),
-            "ids": list(set(hints)),
-            "snapshot_id": target.snapshot_id,
-        },
+        sql.SQL(
+            "WITH {held} SELECT h.doc_id, h.doc_ord FROM held AS h "
+            "WHERE h.doc_id = ANY(%(ids)s::text[])"
+        ).format(held=sql.SQL(sql_template("snapshot_documents"))),
+        {"ids": list(set(hints)), "snapshot_id": target.snapshot_id},
     )
     by_id = {str(r[0]): int(r[1]) for r in result.rows}
     missing = [h for h in hints if h not in by_id]

@@ -1,5 +1,5 @@
 -- base_diff.sql: the difference between a load's staged documents (riido_stage:
--- doc_id, key) and the documents of its base snapshot %(base)s.
+-- doc_id, key) and the documents of its base snapshot %(snapshot_id)s.
 --
 -- A document is the same when its id holds the same text (key). The base's
 -- documents the load does not hold are removed from the new snapshot's path (their
@@ -7,17 +7,12 @@
 -- without reading the documents it keeps); the staged documents the base does not
 -- hold are written into riido_added, to become the new snapshot's own segment.
 -- Both sides are hash-joined once: the cost grows with the snapshot, not with the
--- other snapshots stored.
--- Parameters: %(base)s.
+-- other snapshots stored. {held} is snapshot_documents.sql: the base's documents.
+-- Parameters: %(snapshot_id)s (the base).
 -- Returns: (added, gone, gone doc_ords int[] ascending, gone len_raw, gone len_ident).
-WITH base AS MATERIALIZED (
-    SELECT d.doc_ord, d.doc_id, d.text_key
-    FROM riido.snapshot_segments AS p
-    JOIN riido.documents AS d ON d.segment_id = p.segment_id
-    WHERE p.snapshot_id = %(base)s
-      AND d.doc_ord NOT IN (
-          SELECT unnest(s.removed) FROM riido.snapshots AS s WHERE s.snapshot_id = %(base)s
-      )
+WITH {held},
+base AS MATERIALIZED (
+    SELECT h.doc_ord, h.doc_id, h.text_key FROM held AS h
 ),
 gone AS MATERIALIZED (
     SELECT b.doc_ord, b.text_key
@@ -41,7 +36,7 @@ lengths AS (
 )
 SELECT (SELECT count(*) FROM added),
        (SELECT count(*) FROM gone),
-       (SELECT coalesce(array_agg(g.doc_ord ORDER BY g.doc_ord), '{}'::int[]) FROM gone AS g),
+       (SELECT coalesce(array_agg(g.doc_ord ORDER BY g.doc_ord), '{{}}'::int[]) FROM gone AS g),
        l.len_raw,
        l.len_ident
 FROM lengths AS l

@@ -5,10 +5,14 @@
 -- (CTE names), {lexemes}, {length} (parameters of this column: the query's distinct
 -- lexemes, the snapshot's summed document length), {col} ('raw' | 'ident' | 'name'),
 -- {b} (the length normalisation: %(b)s for the body's columns, 0 for the name
--- field, whose length is then never read), {kept}
--- (how many documents of a postings row the snapshot holds) and {keep} (a WHERE clause on u.doc_ord: the
--- documents the snapshot removed from its path left out, and, for scores.sql, only
--- the documents asked for; empty when neither applies).
+-- field, whose length is then never read), {weight} (the weight below, in units,
+-- of the row u: riido_pg.ranking.bm25.WEIGHT), {kept} (how
+-- many documents of a postings row the snapshot holds), {keep} (a WHERE clause on
+-- u.doc_ord: the documents the snapshot removed from its path left out; empty when
+-- it removed none, and when {keep_scored}, a HAVING clause, leaves them out of
+-- {scored} instead: once per document, not once per entry, which the rankings take
+-- and eval_postings.sql, reading the entries, cannot) and {sum} (the sum of a
+-- document's units: see below).
 -- Parameters: %(segments)s (the snapshot's path, uuid[]), %(n)s (its documents),
 -- %(k1)s, %(b)s.
 --
@@ -21,6 +25,14 @@
 -- Each w is counted in units of 2^-40 (rounded to the nearest) and the units are
 -- summed as integers: a document's score is the same exact number whatever order a
 -- plan adds its terms in, on every path (rank, fused, scores, the evaluation).
+--
+-- Where the time goes (docs/how-it-works.md "Where a query's time goes"): the arrays
+-- are unnested in a select list (a ProjectSet node, which streams), not in FROM (a
+-- function scan, which first copies every entry into a tuplestore that spills to
+-- disk past work_mem); and {sum} adds the units as float8 when the query is short
+-- enough that every sum stays below 2^53 (integers below 2^53 add exactly in float8,
+-- in any order, and float8's sum keeps its state by value where int8's allocates a
+-- numeric state per document), as int8 otherwise (riido_pg.ranking.bm25._sum).
 {terms} AS MATERIALIZED (
     SELECT y.lexeme, y.doc_ords, y.tfs, y.dls,
            ln(1 + (%(n)s::float8 - y.df + 0.5) / (y.df + 0.5)) AS idf,
@@ -36,13 +48,15 @@
     ) AS y
 ),
 {entries} AS (
-    SELECT t.lexeme, u.doc_ord,
-           (t.idf * u.tf / (u.tf + %(k1)s::float8 * (1 - {b}
-            + {b} * u.dl / t.avgdl)) * 1099511627776::float8)::int8 AS units
-    FROM {terms} AS t
-    CROSS JOIN LATERAL unnest(t.doc_ords, t.tfs, t.dls) AS u(doc_ord, tf, dl)
+    SELECT u.lexeme, u.doc_ord, {weight} AS units
+    FROM (
+        SELECT t.lexeme, t.idf, t.avgdl,
+               unnest(t.doc_ords) AS doc_ord, unnest(t.tfs) AS tf, unnest(t.dls) AS dl
+        FROM {terms} AS t
+    ) AS u
     {keep}
 ),
 {scored} AS MATERIALIZED (
-    SELECT e.doc_ord, sum(e.units)::int8 AS units FROM {entries} AS e GROUP BY e.doc_ord
+    SELECT e.doc_ord, {sum} AS units FROM {entries} AS e GROUP BY e.doc_ord
+    {keep_scored}
 )

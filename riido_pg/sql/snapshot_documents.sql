@@ -1,6 +1,10 @@
 -- snapshot_documents.sql: the documents a snapshot holds, as (doc_ord, doc_id,
--- text_key): every document of its path's segments but those it removed. A fragment
--- (the CTE "held"), composed where a statement needs the whole snapshot.
+-- text_key): every document of its path's segments but those it removed. The one
+-- statement of that (the CTE "held"), composed wherever a statement needs a
+-- snapshot's documents: its digest (snapshot_digest.sql), its documents in id order
+-- (the evaluation), a base's documents (base_diff.sql), documents by id (the targets
+-- of eval_targets.sql, the hints of riido_pg.ranking.lists). Referenced once, the CTE
+-- is inlined, so a look-up by id stays an index look-up per segment of the path.
 -- Parameters: %(snapshot_id)s.
 held AS (
     SELECT d.doc_ord, d.doc_id, d.text_key

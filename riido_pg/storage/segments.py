@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from psycopg import sql
 
 from riido_pg.errors import InvalidInput, SnapshotNotFound
-from riido_pg.resources import sql_template, sql_text
+from riido_pg.resources import sql_template
 from riido_pg.server.connect import Conn
 from riido_pg.server.plans import Plan, Query, run
 from riido_pg.storage.snapshots import Snapshot, find_snapshot
@@ -127,7 +127,10 @@ def _candidates(conn: Conn, req: Request, staged: Staged) -> list[Snapshot]:
 def _diff(conn: Conn, base: Snapshot) -> Layout:
     conn.execute("DROP TABLE IF EXISTS riido_added")
     conn.execute('CREATE TEMP TABLE riido_added (doc_id text COLLATE "C", key uuid)')
-    row = conn.execute(sql_text("base_diff"), {"base": base.snapshot_id}).fetchone()
+    statement = sql.SQL(sql_template("base_diff")).format(
+        held=sql.SQL(sql_template("snapshot_documents"))
+    )
+    row = conn.execute(statement, {"snapshot_id": base.snapshot_id}).fetchone()
     assert row is not None
     added, _, gone, gone_raw, gone_ident = row
     first = conn.execute(

@@ -1,0 +1,177 @@
+"""The shortcuts that keep a ranking fast without changing it by one unit.
+
+* ``sql/scored.sql`` adds a document's units as float8 when no sum can reach 2^53
+  (``bm25._sum``): the bound must hold for every weight BM25 can produce, and the
+  int8 sum must rank exactly alike;
+* ``sql/rank_tail.sql`` keeps the documents scoring at least the K-th best score
+  (a bounded sort) instead of FETCH FIRST ... WITH TIES: every policy's first K is
+  still the full ranking's first K, also when the cut falls inside a tie and on a
+  snapshot that removed documents from its path;
+* the evaluation's ranks (``scoring._row_order``) and first documents
+  (``FirstTargets.order``) without a full sort equal a full three-key sort.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import psycopg
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from riido_pg import Document, load_snapshot, rank_snapshot
+from riido_pg.evaluation import scoring
+from riido_pg.ranking import bm25
+from riido_pg.storage.snapshots import Target
+
+POLICIES = (
+    "bm25",
+    "identifier_bm25",
+    "identifier_bm25_baseline_first",
+    "identifier_bm25_fused",
+    "identifier_bm25_rrf",
+    "structure_bm25",
+)
+QUERIES = ("read the config file", "parse json value", "write file", "zzz nothing")
+
+
+def _target(documents: int, k1: float = 1.2, b: float = 0.75) -> Target:
+    return Target("s", (), documents, 0, 0, 0, k1, b)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    n=st.integers(1, 2**31 - 1),
+    df_part=st.floats(0, 1),
+    tf=st.integers(1, 32767),
+    dl_extra=st.integers(0, 10**6),
+    avgdl=st.floats(0.01, 1e6),
+    k1=st.floats(0, 5),
+    b=st.floats(0, 1),
+    count=st.integers(1, 5000),
+)
+def test_the_float_sum_is_chosen_only_when_no_sum_reaches_2_53(
+    n: int,
+    df_part: float,
+    tf: int,
+    dl_extra: int,
+    avgdl: float,
+    k1: float,
+    b: float,
+    count: int,
+) -> None:
+    df = max(1, round(df_part * n))
+    dl = tf + dl_extra
+    idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+    unit = round(idf * tf / (tf + k1 * (1 - b + b * dl / avgdl)) * bm25.SCALE)
+    chosen = bm25._sum(_target(n, k1, b), count).as_string(None)
+    if "float8" in chosen:
+        # at most one unit per query lexeme in a document's sum
+        assert count * unit < 2**53
+
+
+def test_a_long_query_sums_as_int8() -> None:
+    assert "float8" not in bm25._sum(_target(10**6), 10_000).as_string(None)
+    assert "float8" in bm25._sum(_target(10**6), 100).as_string(None)
+    assert "float8" not in bm25._sum(_target(100, k1=-1.0), 3).as_string(None)
+
+
+@pytest.fixture(scope="module")
+def snapshots(db: Any) -> list[Document]:
+    # several ids share a text, so scores tie, and a limit cuts inside a tie
+    texts = [
+        "def read_config(path): return open(path).read()",
+        "def parse_json(value): return json.loads(value)",
+        "def write_file(path, text): open(path, 'w').write(text)",
+        "class ConfigReader: pass",
+        "def test_read_config(): assert read_config('x')",
+    ]
+    docs = [
+        Document(f"{'tests/' if i % 7 == 0 else 'src/'}m{i % 5}.py:f{i:03d}:1", texts[i % 5])
+        for i in range(60)
+    ]
+    kept = [d for i, d in enumerate(docs) if i % 9 != 4]
+    with db.connect() as conn:
+        load_snapshot(conn, "whole", docs, fresh=True)
+        load_snapshot(conn, "less", kept, base="whole")
+    return docs
+
+
+def _ranked(conn: Any, snapshot: str, query: str, policy: str, limit: int | None) -> Any:
+    return [
+        (c.id, c.bm25_score, c.identifier_bm25_score)
+        for c in rank_snapshot(conn, snapshot, query, policy=policy, limit=limit).candidates
+    ]
+
+
+@pytest.mark.parametrize("snapshot", ["whole", "less"])
+def test_every_first_k_is_the_full_rankings_first_k_across_ties(
+    conn: psycopg.Connection[Any], snapshots: list[Document], snapshot: str
+) -> None:
+    for policy in POLICIES:
+        for query in QUERIES:
+            full = _ranked(conn, snapshot, query, policy, None)
+            for k in (1, 3, 11, 12, 13, 25, len(full), len(full) + 3):
+                assert _ranked(conn, snapshot, query, policy, k) == full[:k], (policy, query, k)
+
+
+@pytest.mark.parametrize("snapshot", ["whole", "less"])
+def test_the_int8_sum_ranks_exactly_as_the_float_sum(
+    conn: psycopg.Connection[Any],
+    snapshots: list[Document],
+    snapshot: str,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    floats = {(p, q): _ranked(conn, snapshot, q, p, 20) for p in POLICIES for q in QUERIES}
+    monkeypatch.setattr(bm25, "_EXACT", 0)  # no query is short enough: int8 everywhere
+    for (policy, query), want in floats.items():
+        assert _ranked(conn, snapshot, query, policy, 20) == want, (policy, query)
+
+
+def _matrix(data: st.DrawFn, big: bool) -> sp.csr_matrix:
+    rows = data(st.integers(1, 6))
+    cols = data(st.integers(1, 12))
+    top = 2**62 if big else 5
+    dense = np.array(
+        data(
+            st.lists(
+                st.lists(st.integers(0, top), min_size=cols, max_size=cols),
+                min_size=rows,
+                max_size=rows,
+            )
+        ),
+        dtype=np.int64,
+    )
+    return sp.csr_matrix(dense)
+
+
+@st.composite
+def matrices(draw: st.DrawFn) -> sp.csr_matrix:
+    return _matrix(draw, draw(st.booleans()))
+
+
+@settings(max_examples=300, deadline=None)
+@given(m=matrices())
+def test_row_order_is_the_three_key_sort(m: sp.csr_matrix) -> None:
+    m.sort_indices()
+    rows = np.repeat(np.arange(m.shape[0], dtype=np.int64), np.diff(m.indptr))
+    want = np.lexsort((m.indices, -m.data, rows))
+    assert scoring._row_order(rows, m.data).tolist() == want.tolist()
+
+
+@settings(max_examples=300, deadline=None)
+@given(m=matrices(), depth=st.integers(0, 15))
+def test_first_documents_without_a_full_sort(m: sp.csr_matrix, depth: int) -> None:
+    m.sort_indices()
+    n_docs = m.shape[1]
+    empty = np.zeros(0, dtype=np.int64)
+    firsts = scoring.FirstTargets(m, n_docs, empty, empty, empty.astype(float), empty.astype(bool))
+    for i in range(m.shape[0]):
+        row = m.getrow(i).toarray().ravel()
+        # score descending, then place ascending; zero scores in place order at the end
+        want = sorted(range(n_docs), key=lambda p: (-int(row[p]), p))[:depth]
+        assert firsts.order(i, depth) == want
