@@ -112,9 +112,10 @@ $$;
 
 -- Interleave, riido_pg.ranking.interleave.iter_interleave: alternate, first leading,
 -- skipping ids already emitted (a skip does not use up its list's turn); when one list
--- runs out the rest of the other follows; at most max_items ids (NULL: all). With
--- each list's repeats dropped, an id of one list was emitted before exactly when the
--- other list has already passed it, so each step is one comparison of positions.
+-- runs out the rest of the other follows; at most max_items ids (NULL: all). Short
+-- lists search the ids emitted so far; long ones drop each list's repeats first, and
+-- then an id of one list was emitted before exactly when the other list has already
+-- passed it, so each step is one comparison of positions.
 CREATE FUNCTION riido.interleave(first anyarray, second anyarray, max_items bigint DEFAULT NULL)
 RETURNS anyarray LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
 DECLARE
@@ -130,20 +131,47 @@ DECLARE
     emitted bigint := 0;
     take_first boolean := true;
 BEGIN
-    SELECT coalesce(array_agg(d.v ORDER BY d.o), '{}') INTO a
-    FROM (SELECT DISTINCT ON (x.v) x.v, x.o FROM unnest(first) WITH ORDINALITY AS x(v, o)
-          ORDER BY x.v, x.o) AS d;
-    SELECT coalesce(array_agg(d.v ORDER BY d.o), '{}') INTO b
-    FROM (SELECT DISTINCT ON (x.v) x.v, x.o FROM unnest(second) WITH ORDINALITY AS x(v, o)
-          ORDER BY x.v, x.o) AS d;
+    IF coalesce(cardinality(first), 0) + coalesce(cardinality(second), 0) <= 64 THEN
+        -- short lists (a top k): the rule as written, the emitted ids searched
+        na := coalesce(cardinality(first), 0);
+        nb := coalesce(cardinality(second), 0);
+        WHILE (i <= na OR j <= nb) AND (max_items IS NULL OR emitted < max_items) LOOP
+            IF (take_first AND i <= na) OR j > nb THEN
+                IF NOT first[i] = ANY (result) THEN
+                    result := array_append(result, first[i]);
+                    emitted := emitted + 1;
+                    take_first := NOT take_first;
+                END IF;
+                i := i + 1;
+            ELSE
+                IF NOT second[j] = ANY (result) THEN
+                    result := array_append(result, second[j]);
+                    emitted := emitted + 1;
+                    take_first := NOT take_first;
+                END IF;
+                j := j + 1;
+            END IF;
+        END LOOP;
+        RETURN result;
+    END IF;
+    -- each list without its repeats, and where each id stands in the other list
+    WITH x AS (
+        SELECT d.v, row_number() OVER (ORDER BY d.o) AS p
+        FROM (SELECT u.v, min(u.o) AS o FROM unnest(first) WITH ORDINALITY AS u(v, o)
+              GROUP BY u.v) AS d
+    ),
+    y AS (
+        SELECT d.v, row_number() OVER (ORDER BY d.o) AS p
+        FROM (SELECT u.v, min(u.o) AS o FROM unnest(second) WITH ORDINALITY AS u(v, o)
+              GROUP BY u.v) AS d
+    )
+    SELECT coalesce((SELECT array_agg(x.v ORDER BY x.p) FROM x), '{}'),
+           (SELECT array_agg(y.p::integer ORDER BY x.p) FROM x LEFT JOIN y ON y.v = x.v),
+           coalesce((SELECT array_agg(y.v ORDER BY y.p) FROM y), '{}'),
+           (SELECT array_agg(x.p::integer ORDER BY y.p) FROM y LEFT JOIN x ON x.v = y.v)
+    INTO a, a_in_b, b, b_in_a;
     na := cardinality(a);
     nb := cardinality(b);
-    SELECT array_agg(y.o::integer ORDER BY x.o) INTO a_in_b
-    FROM unnest(a) WITH ORDINALITY AS x(v, o)
-    LEFT JOIN unnest(b) WITH ORDINALITY AS y(v, o) ON y.v = x.v;
-    SELECT array_agg(y.o::integer ORDER BY x.o) INTO b_in_a
-    FROM unnest(b) WITH ORDINALITY AS x(v, o)
-    LEFT JOIN unnest(a) WITH ORDINALITY AS y(v, o) ON y.v = x.v;
     WHILE (i <= na OR j <= nb) AND (max_items IS NULL OR emitted < max_items) LOOP
         IF (take_first AND i <= na) OR j > nb THEN
             IF a_in_b[i] IS NULL OR a_in_b[i] >= j THEN
@@ -167,34 +195,44 @@ $$;
 
 -- riido_pg.baseline_first and riido_pg.auxiliary_first: the interleave of a baseline
 -- (no repeats) with hints naming only baseline ids, or SQLSTATE 22023.
-CREATE FUNCTION riido.check_interleave(baseline anyarray, hints anyarray) RETURNS void
+CREATE FUNCTION riido.check_interleave(baseline anyarray, hints anyarray) RETURNS boolean
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
 DECLARE
     stray text;
+    repeated boolean := false;
 BEGIN
     IF baseline IS NULL OR hints IS NULL THEN
         RAISE EXCEPTION 'baseline and hints must not be NULL' USING ERRCODE = '22004';
     END IF;
-    IF (SELECT count(DISTINCT v) FROM unnest(baseline) AS x(v)) <> cardinality(baseline) THEN
+    IF cardinality(baseline) <= 64 THEN
+        FOR i IN 2 .. cardinality(baseline) LOOP
+            repeated := repeated OR baseline[i] = ANY (baseline[1:i - 1]);
+        END LOOP;
+    ELSE
+        repeated := (SELECT count(DISTINCT v) FROM unnest(baseline) AS x(v))
+                    <> cardinality(baseline);
+    END IF;
+    IF repeated THEN
         RAISE EXCEPTION 'baseline has duplicate ids' USING ERRCODE = '22023';
     END IF;
-    SELECT h.v::text INTO stray FROM unnest(hints) AS h(v)
-    WHERE h.v IS NULL OR h.v <> ALL (baseline) LIMIT 1;
-    IF FOUND THEN
+    IF NOT hints <@ baseline OR array_position(hints, NULL) IS NOT NULL THEN
+        SELECT h.v::text INTO stray FROM unnest(hints) AS h(v)
+        WHERE h.v IS NULL OR h.v <> ALL (baseline) LIMIT 1;
         RAISE EXCEPTION 'hint % is not in the baseline', quote_nullable(stray)
             USING ERRCODE = '22023';
     END IF;
+    RETURN true;
 END
 $$;
 
 CREATE FUNCTION riido.baseline_first(baseline anyarray, hints anyarray) RETURNS anyarray
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-SELECT riido.interleave(baseline, hints) FROM riido.check_interleave(baseline, hints)
+SELECT CASE WHEN riido.check_interleave(baseline, hints) THEN riido.interleave(baseline, hints) END
 $$;
 
 CREATE FUNCTION riido.auxiliary_first(baseline anyarray, hints anyarray) RETURNS anyarray
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-SELECT riido.interleave(hints, baseline) FROM riido.check_interleave(baseline, hints)
+SELECT CASE WHEN riido.check_interleave(baseline, hints) THEN riido.interleave(hints, baseline) END
 $$;
 
 -- One column's BM25 units of the documents of a snapshot matching the query, exactly

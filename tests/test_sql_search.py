@@ -112,7 +112,9 @@ _PIECES = st.one_of(
 IDENTIFIERS = st.lists(_PIECES, max_size=8).map("".join)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.lists(IDENTIFIERS, min_size=1, max_size=40))
 def test_sql_splitter_equals_python(conn: psycopg.Connection[Any], texts: list[str]) -> None:
     rows = conn.execute(
@@ -177,15 +179,25 @@ def test_sql_interleave_equals_python_exhaustively(conn: psycopg.Connection[Any]
             assert all(at[item] <= min(n, 2 * r - 1) for item, r in rank.items())
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
-    st.lists(st.lists(st.integers(0, 9), max_size=10), min_size=2, max_size=40),
-    st.integers(0, 12),
+    st.lists(
+        st.one_of(
+            st.lists(st.integers(0, 9), max_size=10),
+            st.lists(st.integers(0, 150), min_size=40, max_size=120),  # past the short path
+        ),
+        min_size=2,
+        max_size=40,
+    ),
+    st.one_of(st.integers(0, 12), st.just(300)),
 )
 def test_sql_interleave_of_any_lists_and_a_limit(
     conn: psycopg.Connection[Any], lists: list[list[int]], limit: int
 ) -> None:
-    """Lists with repeats, ids only one list holds, and a cut at ``limit``."""
+    """Lists with repeats, ids only one list holds, short and long lists, and a cut at
+    ``limit``."""
     pairs = list(itertools.pairwise(lists))
     rows = conn.execute(
         "SELECT riido.interleave(string_to_array(a, ',')::int[], string_to_array(b, ',')::int[], "
@@ -201,11 +213,29 @@ def test_sql_interleave_of_any_lists_and_a_limit(
     assert [r[0] for r in rows] == expected
 
 
-def test_sql_interleave_refuses_a_hint_outside_the_baseline(conn: psycopg.Connection[Any]) -> None:
+@pytest.mark.parametrize(
+    ("statement", "message"),
+    [
+        ("SELECT riido.baseline_first(ARRAY[1, 2], ARRAY[3])", "hint '3' is not in the baseline"),
+        ("SELECT riido.auxiliary_first(ARRAY[1, 2], ARRAY[2, 0])", "hint '0' is not in"),
+        ("SELECT riido.baseline_first(ARRAY[1, 2, 1], ARRAY[1])", "baseline has duplicate ids"),
+        (
+            "SELECT riido.baseline_first(array_agg(g), ARRAY[70]) FROM generate_series(1, 69) g",
+            "hint '70' is not in the baseline",
+        ),
+        (
+            "SELECT riido.baseline_first(array_agg(g % 68), '{}') FROM generate_series(1, 69) g",
+            "baseline has duplicate ids",
+        ),
+    ],
+)
+def test_sql_interleave_refuses_what_python_refuses(
+    conn: psycopg.Connection[Any], statement: str, message: str
+) -> None:
     with pytest.raises(psycopg.Error) as caught:
-        conn.execute("SELECT riido.baseline_first(ARRAY[1, 2], ARRAY[3])")
+        conn.execute(statement)  # type: ignore[arg-type]
     assert caught.value.sqlstate == "22023"
-    assert "not in the baseline" in str(caught.value)
+    assert message in str(caught.value)
 
 
 # --- rankings ----------------------------------------------------------------------
@@ -236,15 +266,38 @@ def test_the_seed_example_through_psql(db: Database, corpus: list[Document]) -> 
     if psql is None:
         pytest.skip("no psql on this machine")
     out = subprocess.run(
-        [psql, db.dsn, "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c",
-         "SELECT id, policy FROM riido.search('demo', 'read config', 10, "
-         "'identifier_bm25_baseline_first')"],
-        capture_output=True, text=True, check=True, timeout=60,
+        [
+            psql,
+            db.dsn,
+            "-X",
+            "-A",
+            "-t",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-c",
+            "SELECT id, policy FROM riido.search('demo', 'read config', 10, "
+            "'identifier_bm25_baseline_first')",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     ).stdout
     assert out.split() == [f"{i}|identifier_bm25_baseline_first" for i in "acb"]
     plain = subprocess.run(
-        [psql, db.dsn, "-X", "-A", "-t", "-c", "SELECT id FROM riido.search('demo', 'read config')"],
-        capture_output=True, text=True, check=True, timeout=60,
+        [
+            psql,
+            db.dsn,
+            "-X",
+            "-A",
+            "-t",
+            "-c",
+            "SELECT id FROM riido.search('demo', 'read config')",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     ).stdout
     assert plain.split() == ["a", "b", "c"]
 
@@ -260,22 +313,41 @@ BAD = [
     ("SELECT * FROM riido.search('demo', 'q', 0)", "2201W", "k must be at least 1"),
     ("SELECT * FROM riido.search('demo', 'q', -3)", "2201W", "k must be at least 1"),
     ("SELECT * FROM riido.search('demo', 'q', 10, 'bm26')", "RI003", "unknown policy 'bm26'"),
-    ("SELECT * FROM riido.search('demo', 'q', 10, 'bm25_identifier_input_out_of_scope')",
-     "RI003", "result label"),
-    ("SELECT * FROM riido.search('demo', 'q', 10, 'model_hints_baseline_first')",
-     "RI003", "learned model"),
-    ("SELECT * FROM riido.search('demo', 'q', 10, 'external_hints_baseline_first')",
-     "RI004", "needs a list of hint ids"),
-    ("SELECT * FROM riido.search('demo', 'q', 10, 'bm25', ARRAY['a'])",
-     "RI004", "hints cannot be used"),
-    ("SELECT * FROM riido.search('demo', 'q', 10, 'external_hints_baseline_first', "
-     "ARRAY['a', 'zz'])", "RI004", "e.g. 'zz'"),
+    (
+        "SELECT * FROM riido.search('demo', 'q', 10, 'bm25_identifier_input_out_of_scope')",
+        "RI003",
+        "result label",
+    ),
+    (
+        "SELECT * FROM riido.search('demo', 'q', 10, 'model_hints_baseline_first')",
+        "RI003",
+        "learned model",
+    ),
+    (
+        "SELECT * FROM riido.search('demo', 'q', 10, 'external_hints_baseline_first')",
+        "RI004",
+        "needs a list of hint ids",
+    ),
+    (
+        "SELECT * FROM riido.search('demo', 'q', 10, 'bm25', ARRAY['a'])",
+        "RI004",
+        "hints cannot be used",
+    ),
+    (
+        "SELECT * FROM riido.search('demo', 'q', 10, 'external_hints_baseline_first', "
+        "ARRAY['a', 'zz'])",
+        "RI004",
+        "e.g. 'zz'",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("statement", "sqlstate", "message"), BAD)
 def test_bad_input_raises_one_sql_error(
-    conn: psycopg.Connection[Any], corpus: list[Document], statement: str, sqlstate: str,
+    conn: psycopg.Connection[Any],
+    corpus: list[Document],
+    statement: str,
+    sqlstate: str,
     message: str,
 ) -> None:
     with pytest.raises(psycopg.Error) as caught:
@@ -342,7 +414,8 @@ def test_search_is_read_only(db: Database, corpus: list[Document]) -> None:
                 r[0]
                 for r in conn.execute(
                     sql.SQL("SELECT id FROM riido.search({}, {}, 3, {})").format(
-                        sql.Literal("std"), sql.Literal("parse config"),
+                        sql.Literal("std"),
+                        sql.Literal("parse config"),
                         sql.Literal("identifier_bm25_rrf"),
                     )
                 )
