@@ -235,12 +235,13 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 SELECT CASE WHEN riido.check_interleave(baseline, hints) THEN riido.interleave(hints, baseline) END
 $$;
 
--- One column's BM25 units of the documents of a snapshot matching the query, exactly
--- as sql/scored.sql computes them (the same float8 expression, rounded to units of
--- 2^-40 and summed as integers; df less the documents the snapshot removed).
+-- One column's BM25 units of the documents of a snapshot matching the query (only
+-- those of a_only, when given: sql/scores.sql), exactly as sql/scored.sql computes
+-- them (the same float8 expression, rounded to units of 2^-40 and summed as integers;
+-- df less the documents the snapshot removed).
 CREATE FUNCTION riido.search_scored(
     a_segments uuid[], a_removed integer[], a_n bigint, a_len bigint, a_k1 float8,
-    a_b float8, a_col text, a_lexemes text[]
+    a_b float8, a_col text, a_lexemes text[], a_only integer[] DEFAULT NULL
 ) RETURNS TABLE (doc_ord integer, units bigint)
 LANGUAGE sql STABLE PARALLEL SAFE AS $$
 WITH removed AS MATERIALIZED (SELECT unnest(a_removed) AS doc_ord),
@@ -275,7 +276,8 @@ entries AS (
             + a_b * u.dl / t.avgdl)) * 1099511627776::float8)::int8 AS units
     FROM terms AS t
     CROSS JOIN LATERAL unnest(t.doc_ords, t.tfs, t.dls) AS u(doc_ord, tf, dl)
-    WHERE cardinality(a_removed) = 0 OR u.doc_ord NOT IN (SELECT r.doc_ord FROM removed AS r)
+    WHERE (cardinality(a_removed) = 0 OR u.doc_ord NOT IN (SELECT r.doc_ord FROM removed AS r))
+      AND (a_only IS NULL OR u.doc_ord = ANY (a_only))
 )
 SELECT e.doc_ord, sum(e.units)::int8 FROM entries AS e GROUP BY e.doc_ord
 $$;
@@ -471,10 +473,12 @@ BEGIN
         identifier := false;
     END IF;
 
-    SELECT coalesce(array_agg(x.doc_ord), '{}'), coalesce(array_agg(x.units), '{}')
-    INTO r_ords, r_units
-    FROM riido.search_scored(segs, snap.removed, snap.document_count, snap.len_raw, snap.k1,
-                             snap.b, 'raw', raw_lex) AS x;
+    IF chosen <> 'identifier_bm25' THEN  -- that one reads bm25 of its results only
+        SELECT coalesce(array_agg(x.doc_ord), '{}'), coalesce(array_agg(x.units), '{}')
+        INTO r_ords, r_units
+        FROM riido.search_scored(segs, snap.removed, snap.document_count, snap.len_raw,
+                                 snap.k1, snap.b, 'raw', raw_lex) AS x;
+    END IF;
     IF identifier THEN
         SELECT coalesce(array_agg(x.doc_ord), '{}'), coalesce(array_agg(x.units), '{}')
         INTO i_ords, i_units
@@ -484,10 +488,12 @@ BEGIN
 
     IF chosen IN ('bm25', 'identifier_bm25', 'identifier_bm25_baseline_first',
                   'identifier_bm25_auxiliary_first', 'external_hints_baseline_first') THEN
-        SELECT array_agg(t.doc_ord) INTO first_list
-        FROM riido.search_top(segs, snap.removed, r_ords,
-                              (SELECT array_agg(u::float8) FROM unnest(r_units) AS u),
-                              r_ords, a_k) AS t;
+        IF chosen <> 'identifier_bm25' THEN
+            SELECT array_agg(t.doc_ord) INTO first_list
+            FROM riido.search_top(segs, snap.removed, r_ords,
+                                  (SELECT array_agg(u::float8) FROM unnest(r_units) AS u),
+                                  r_ords, a_k) AS t;
+        END IF;
         IF identifier THEN
             SELECT array_agg(t.doc_ord) INTO second_list
             FROM riido.search_top(segs, snap.removed, i_ords,
@@ -515,6 +521,10 @@ BEGIN
             out_ords := first_list;
         ELSIF chosen = 'identifier_bm25' THEN
             out_ords := second_list;
+            SELECT coalesce(array_agg(x.doc_ord), '{}'), coalesce(array_agg(x.units), '{}')
+            INTO r_ords, r_units
+            FROM riido.search_scored(segs, snap.removed, snap.document_count, snap.len_raw,
+                                     snap.k1, snap.b, 'raw', raw_lex, out_ords) AS x;
         ELSIF chosen = 'identifier_bm25_baseline_first' THEN
             out_ords := riido.interleave(first_list, second_list, a_k);
         ELSE

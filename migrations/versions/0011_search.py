@@ -55,7 +55,7 @@ _FUNCTIONS = (
     "riido.search_zeros(uuid[], integer[], integer[], bigint)",
     "riido.search_doc_id(uuid[], integer)",
     "riido.search_scored(uuid[], integer[], bigint, bigint, double precision, "
-    "double precision, text, text[])",
+    "double precision, text, text[], integer[])",
     "riido.auxiliary_first(anyarray, anyarray)",
     "riido.baseline_first(anyarray, anyarray)",
     "riido.check_interleave(anyarray, anyarray)",
