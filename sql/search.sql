@@ -130,58 +130,46 @@ DECLARE
     j integer := 1;
     emitted bigint := 0;
     take_first boolean := true;
+    short constant boolean :=
+        coalesce(cardinality(first), 0) + coalesce(cardinality(second), 0) <= 64;
 BEGIN
-    IF coalesce(cardinality(first), 0) + coalesce(cardinality(second), 0) <= 64 THEN
+    IF short THEN
         -- short lists (a top k): the rule as written, the emitted ids searched
-        na := coalesce(cardinality(first), 0);
-        nb := coalesce(cardinality(second), 0);
-        WHILE (i <= na OR j <= nb) AND (max_items IS NULL OR emitted < max_items) LOOP
-            IF (take_first AND i <= na) OR j > nb THEN
-                IF NOT first[i] = ANY (result) THEN
-                    result := array_append(result, first[i]);
-                    emitted := emitted + 1;
-                    take_first := NOT take_first;
-                END IF;
-                i := i + 1;
-            ELSE
-                IF NOT second[j] = ANY (result) THEN
-                    result := array_append(result, second[j]);
-                    emitted := emitted + 1;
-                    take_first := NOT take_first;
-                END IF;
-                j := j + 1;
-            END IF;
-        END LOOP;
-        RETURN result;
+        a := coalesce(first, '{}');
+        b := coalesce(second, '{}');
+    ELSE
+        -- long ones: each list without its repeats, and where each id stands in the
+        -- other list
+        WITH x AS (
+            SELECT d.v, row_number() OVER (ORDER BY d.o) AS p
+            FROM (SELECT u.v, min(u.o) AS o FROM unnest(first) WITH ORDINALITY AS u(v, o)
+                  GROUP BY u.v) AS d
+        ),
+        y AS (
+            SELECT d.v, row_number() OVER (ORDER BY d.o) AS p
+            FROM (SELECT u.v, min(u.o) AS o FROM unnest(second) WITH ORDINALITY AS u(v, o)
+                  GROUP BY u.v) AS d
+        )
+        SELECT coalesce((SELECT array_agg(x.v ORDER BY x.p) FROM x), '{}'),
+               (SELECT array_agg(y.p::integer ORDER BY x.p) FROM x LEFT JOIN y ON y.v = x.v),
+               coalesce((SELECT array_agg(y.v ORDER BY y.p) FROM y), '{}'),
+               (SELECT array_agg(x.p::integer ORDER BY y.p) FROM y LEFT JOIN x ON x.v = y.v)
+        INTO a, a_in_b, b, b_in_a;
     END IF;
-    -- each list without its repeats, and where each id stands in the other list
-    WITH x AS (
-        SELECT d.v, row_number() OVER (ORDER BY d.o) AS p
-        FROM (SELECT u.v, min(u.o) AS o FROM unnest(first) WITH ORDINALITY AS u(v, o)
-              GROUP BY u.v) AS d
-    ),
-    y AS (
-        SELECT d.v, row_number() OVER (ORDER BY d.o) AS p
-        FROM (SELECT u.v, min(u.o) AS o FROM unnest(second) WITH ORDINALITY AS u(v, o)
-              GROUP BY u.v) AS d
-    )
-    SELECT coalesce((SELECT array_agg(x.v ORDER BY x.p) FROM x), '{}'),
-           (SELECT array_agg(y.p::integer ORDER BY x.p) FROM x LEFT JOIN y ON y.v = x.v),
-           coalesce((SELECT array_agg(y.v ORDER BY y.p) FROM y), '{}'),
-           (SELECT array_agg(x.p::integer ORDER BY y.p) FROM y LEFT JOIN x ON x.v = y.v)
-    INTO a, a_in_b, b, b_in_a;
     na := cardinality(a);
     nb := cardinality(b);
     WHILE (i <= na OR j <= nb) AND (max_items IS NULL OR emitted < max_items) LOOP
         IF (take_first AND i <= na) OR j > nb THEN
-            IF a_in_b[i] IS NULL OR a_in_b[i] >= j THEN
+            IF (CASE WHEN short THEN NOT a[i] = ANY (result)
+                     ELSE a_in_b[i] IS NULL OR a_in_b[i] >= j END) THEN
                 result := array_append(result, a[i]);
                 emitted := emitted + 1;
                 take_first := NOT take_first;
             END IF;
             i := i + 1;
         ELSE
-            IF b_in_a[j] IS NULL OR b_in_a[j] >= i THEN
+            IF (CASE WHEN short THEN NOT b[j] = ANY (result)
+                     ELSE b_in_a[j] IS NULL OR b_in_a[j] >= i END) THEN
                 result := array_append(result, b[j]);
                 emitted := emitted + 1;
                 take_first := NOT take_first;
@@ -459,13 +447,15 @@ BEGIN
 
     -- the query's terms (sql/query_lexemes.sql, riido_pg.ranking.terms)
     raw_lex := tsvector_to_array(to_tsvector(snap.text_config::regconfig, a_query));
-    ident_text := riido.split_identifiers(a_query);
-    ident_lex := tsvector_to_array(to_tsvector(snap.text_config::regconfig, ident_text));
-
-    -- riido_pg.ranking.policies.resolve: the identifier policies fall back to bm25
     identifier := a_policy IN ('identifier_bm25', 'identifier_bm25_baseline_first',
         'identifier_bm25_auxiliary_first', 'identifier_bm25_fused', 'identifier_bm25_rrf',
         'structure_bm25');
+    IF identifier THEN  -- only these read the identifier-split query
+        ident_text := riido.split_identifiers(a_query);
+        ident_lex := tsvector_to_array(to_tsvector(snap.text_config::regconfig, ident_text));
+    END IF;
+
+    -- riido_pg.ranking.policies.resolve: the identifier policies fall back to bm25
     IF identifier AND NOT (cardinality(ident_lex) BETWEEN 1 AND cfg.max_identifier_lexemes
                            AND octet_length(ident_text) <= cfg.max_identifier_bytes) THEN
         chosen := 'bm25';
