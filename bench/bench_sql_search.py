@@ -25,6 +25,7 @@ from __future__ import annotations
 import random
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,7 @@ from common import (
     write_results,
 )
 
-from riido_pg import load_snapshot, rank_snapshot
+from riido_pg import Document, load_snapshot, rank_snapshot
 from riido_pg.ranking import policies
 
 POLICIES = tuple(p.name for p in policies() if not p.needs_model)
@@ -95,17 +96,26 @@ def main() -> None:
         args.functions, args.queries = 2_000, 20
     chosen = tuple(args.policies or POLICIES)
     kind = args.corpus if corpus.cosqa_available() else "synthetic"
-    docs = corpus.documents(kind, args.functions)
+    ids: list[str] = []
+
+    def documents() -> Iterator[Document]:  # streamed: a million are not held at once
+        stream = (
+            corpus.iter_cosqa_distinct(args.functions)
+            if kind == "cosqa-distinct"
+            else iter(corpus.synthetic_documents(args.functions))
+        )
+        for d in stream:
+            ids.append(d.id)
+            yield d
+
     queries = corpus.queries("cosqa" if kind != "synthetic" else "synthetic", args.queries + WARMUP)
-    ids = [d.id for d in docs]
     results = []
     with bench_database(args.dsn, "sqlsearch", keep=args.keep) as dsn:
         conn = connect(dsn)
         started = time.perf_counter()
-        load_snapshot(conn, "bench", docs, jobs=args.jobs)
+        load_snapshot(conn, "bench", documents(), jobs=args.jobs)
         conn.execute("ANALYZE")
         load_s = time.perf_counter() - started
-        del docs
         for policy in chosen:
             results.append(measure(conn, "bench", policy, queries, args.k, ids))
             r = results[-1]
