@@ -43,6 +43,10 @@ QUERIES = (
     "",
     "zzzz unknown",
     "x" * 5000,  # one identifier word over the identifier byte limit: out of scope
+    "'; DROP TABLE riido.snapshots; -- %s %(q)s $1 \\",  # quoting is no one's business
+    "read & !config | json:* <-> (line)",  # tsquery syntax is plain text here
+    "ΟΔΟΣ e\u0301 X\u0332ML İstanbul \U0010ffff parseJSON",
+    " ".join(f"Word{i}" for i in range(300)),  # over 256 identifier lexemes: out of scope
 )
 
 
