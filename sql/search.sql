@@ -24,7 +24,9 @@
 -- as a test of each character's neighbours), each part lowercased as Python lowercases
 -- (final sigma included) and NFC-normalized, joined by single spaces.
 CREATE FUNCTION riido.split_identifiers(input text) RETURNS text
-LANGUAGE sql STABLE STRICT PARALLEL SAFE AS $$
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE AS $$
+BEGIN
+RETURN (
 WITH t AS (
     SELECT octet_length(input) = char_length(input) AS ascii,
            CASE WHEN octet_length(input) = char_length(input) THEN input
@@ -108,6 +110,8 @@ parts AS (
 SELECT coalesce(string_agg(CASE WHEN t.ascii THEN p.word ELSE normalize(p.word, NFC) END,
                            ' ' ORDER BY p.part), '')
 FROM parts AS p CROSS JOIN t
+);
+END
 $$;
 
 -- Interleave, riido_pg.ranking.interleave.iter_interleave: alternate, first leading,
@@ -231,7 +235,37 @@ CREATE FUNCTION riido.search_scored(
     a_segments uuid[], a_removed integer[], a_n bigint, a_len bigint, a_k1 float8,
     a_b float8, a_col text, a_lexemes text[], a_only integer[] DEFAULT NULL
 ) RETURNS TABLE (doc_ord integer, units bigint)
-LANGUAGE sql STABLE PARALLEL SAFE AS $$
+LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
+#variable_conflict use_column
+BEGIN
+IF cardinality(a_removed) = 0 THEN
+RETURN QUERY
+WITH terms AS MATERIALIZED (
+    SELECT y.lexeme, y.doc_ords, y.tfs, y.dls,
+           ln(1 + (a_n::float8 - y.df + 0.5) / (y.df + 0.5)) AS idf,
+           a_len::float8 / a_n::float8 AS avgdl
+    FROM (
+        SELECT p.lexeme, p.doc_ords, p.tfs, p.dls,
+               (sum(cardinality(p.doc_ords)) OVER (PARTITION BY p.lexeme))::float8 AS df
+        FROM unnest(a_lexemes) AS q(lexeme)
+        JOIN riido.postings AS p
+          ON p.segment_id = ANY(a_segments) AND p.col = a_col AND p.lexeme = q.lexeme
+    ) AS y
+),
+entries AS (
+    SELECT u.doc_ord,
+           (t.idf * u.tf / (u.tf + a_k1 * (1 - a_b
+            + a_b * u.dl / t.avgdl)) * 1099511627776::float8)::int8 AS units
+    FROM terms AS t
+    CROSS JOIN LATERAL unnest(t.doc_ords, t.tfs, t.dls) AS u(doc_ord, tf, dl)
+    WHERE a_only IS NULL OR u.doc_ord = ANY (a_only)
+)
+SELECT e.doc_ord, sum(e.units)::int8 FROM entries AS e GROUP BY e.doc_ord;
+RETURN;
+END IF;
+-- the snapshot removed documents of its path: they are left out, and df is each
+-- postings row's length less the removed documents it holds
+RETURN QUERY
 WITH removed AS MATERIALIZED (SELECT unnest(a_removed) AS doc_ord),
 postings AS MATERIALIZED (
     SELECT p.segment_id, p.lexeme, p.doc_ords, p.tfs, p.dls
@@ -242,7 +276,7 @@ postings AS MATERIALIZED (
 gone AS MATERIALIZED (
     SELECT x.segment_id, x.lexeme, count(*) AS n
     FROM (SELECT g.segment_id, g.lexeme, unnest(g.doc_ords) AS doc_ord
-          FROM postings AS g WHERE cardinality(a_removed) > 0) AS x
+          FROM postings AS g) AS x
     WHERE x.doc_ord IN (SELECT r.doc_ord FROM removed AS r)
     GROUP BY x.segment_id, x.lexeme
 ),
@@ -264,15 +298,18 @@ entries AS (
             + a_b * u.dl / t.avgdl)) * 1099511627776::float8)::int8 AS units
     FROM terms AS t
     CROSS JOIN LATERAL unnest(t.doc_ords, t.tfs, t.dls) AS u(doc_ord, tf, dl)
-    WHERE (cardinality(a_removed) = 0 OR u.doc_ord NOT IN (SELECT r.doc_ord FROM removed AS r))
+    WHERE u.doc_ord NOT IN (SELECT r.doc_ord FROM removed AS r)
       AND (a_only IS NULL OR u.doc_ord = ANY (a_only))
 )
-SELECT e.doc_ord, sum(e.units)::int8 FROM entries AS e GROUP BY e.doc_ord
+SELECT e.doc_ord, sum(e.units)::int8 FROM entries AS e GROUP BY e.doc_ord;
+END
 $$;
 
 -- The id of document a_ord of a path (sql/doc_id.sql).
 CREATE FUNCTION riido.search_doc_id(a_segments uuid[], a_ord integer) RETURNS text
-LANGUAGE sql STABLE STRICT PARALLEL SAFE AS $$
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE AS $$
+BEGIN
+RETURN (
 SELECT d.doc_id FROM riido.documents AS d
 WHERE d.segment_id = (
           SELECT g.segment_id FROM riido.segments AS g
@@ -280,6 +317,8 @@ WHERE d.segment_id = (
             AND a_ord >= g.first_ord AND a_ord < g.first_ord + g.documents
       )
   AND d.doc_ord = a_ord
+);
+END
 $$;
 
 -- The first a_count documents of a snapshot that neither a_matched nor a_removed
@@ -287,7 +326,10 @@ $$;
 CREATE FUNCTION riido.search_zeros(
     a_segments uuid[], a_removed integer[], a_matched integer[], a_count bigint
 ) RETURNS TABLE (doc_ord integer, doc_id text)
-LANGUAGE sql STABLE PARALLEL SAFE AS $$
+LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
+#variable_conflict use_column
+BEGIN
+RETURN QUERY
 SELECT z.doc_ord, z.doc_id
 FROM unnest(a_segments) AS g(segment_id)
 CROSS JOIN LATERAL (
@@ -300,7 +342,8 @@ CROSS JOIN LATERAL (
     LIMIT a_count
 ) AS z
 ORDER BY z.doc_id
-LIMIT a_count
+LIMIT a_count;
+END
 $$;
 
 -- The first a_k of a ranking by a score (sql/rank.sql and the fusions): the scored
@@ -310,7 +353,10 @@ CREATE FUNCTION riido.search_top(
     a_segments uuid[], a_removed integer[], a_ords integer[], a_scores float8[],
     a_matched integer[], a_k bigint
 ) RETURNS TABLE (doc_ord integer, score float8)
-LANGUAGE sql STABLE PARALLEL SAFE AS $$
+LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
+#variable_conflict use_column
+BEGIN
+RETURN QUERY
 WITH scored AS MATERIALIZED (
     SELECT s.doc_ord, s.score FROM unnest(a_ords, a_scores) AS s(doc_ord, score)
 ),
@@ -332,7 +378,8 @@ FROM (
                             greatest(a_k - (SELECT count(*) FROM named), 0)) AS z
 ) AS r
 ORDER BY r.part, r.score DESC, r.doc_id
-LIMIT a_k
+LIMIT a_k;
+END
 $$;
 
 -- The ranking: riido.search's body (riido.search only renames its arguments: an
@@ -540,12 +587,28 @@ BEGIN
         -- sql/rank_rrf.sql: 1 / (k + rank) in each column that matches
         WITH ranked_raw AS (
             SELECT x.doc_ord, row_number() OVER (ORDER BY x.units DESC, x.doc_id) AS r
-            FROM (SELECT r.doc_ord, r.units, riido.search_doc_id(segs, r.doc_ord) AS doc_id
+            FROM (SELECT r.doc_ord, r.units,
+                         -- sql/doc_id.sql inline (every match is named)
+                         (SELECT d.doc_id FROM riido.documents AS d
+                          WHERE d.segment_id = (
+                                    SELECT g.segment_id FROM riido.segments AS g
+                                    WHERE g.segment_id = ANY(segs)
+                                      AND r.doc_ord >= g.first_ord
+                                      AND r.doc_ord < g.first_ord + g.documents)
+                            AND d.doc_ord = r.doc_ord) AS doc_id
                   FROM unnest(r_ords, r_units) AS r(doc_ord, units)) AS x
         ),
         ranked_ident AS (
             SELECT x.doc_ord, row_number() OVER (ORDER BY x.units DESC, x.doc_id) AS r
-            FROM (SELECT i.doc_ord, i.units, riido.search_doc_id(segs, i.doc_ord) AS doc_id
+            FROM (SELECT i.doc_ord, i.units,
+                         -- sql/doc_id.sql inline (every match is named)
+                         (SELECT d.doc_id FROM riido.documents AS d
+                          WHERE d.segment_id = (
+                                    SELECT g.segment_id FROM riido.segments AS g
+                                    WHERE g.segment_id = ANY(segs)
+                                      AND i.doc_ord >= g.first_ord
+                                      AND i.doc_ord < g.first_ord + g.documents)
+                            AND d.doc_ord = i.doc_ord) AS doc_id
                   FROM unnest(i_ords, i_units) AS i(doc_ord, units)) AS x
         ),
         matched AS (
