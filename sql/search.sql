@@ -585,32 +585,26 @@ BEGIN
                               a_k) AS t;
     ELSIF chosen = 'identifier_bm25_rrf' THEN
         -- sql/rank_rrf.sql: 1 / (k + rank) in each column that matches
-        WITH ranked_raw AS (
-            SELECT x.doc_ord, row_number() OVER (ORDER BY x.units DESC, x.doc_id) AS r
-            FROM (SELECT r.doc_ord, r.units,
+        WITH ranked AS (
+            SELECT x.col, x.doc_ord,
+                   row_number() OVER (PARTITION BY x.col ORDER BY x.units DESC, x.doc_id) AS r
+            FROM (SELECT m.col, m.doc_ord, m.units,
                          -- sql/doc_id.sql inline (every match is named)
                          (SELECT d.doc_id FROM riido.documents AS d
                           WHERE d.segment_id = (
                                     SELECT g.segment_id FROM riido.segments AS g
                                     WHERE g.segment_id = ANY(segs)
-                                      AND r.doc_ord >= g.first_ord
-                                      AND r.doc_ord < g.first_ord + g.documents)
-                            AND d.doc_ord = r.doc_ord) AS doc_id
-                  FROM unnest(r_ords, r_units) AS r(doc_ord, units)) AS x
+                                      AND m.doc_ord >= g.first_ord
+                                      AND m.doc_ord < g.first_ord + g.documents)
+                            AND d.doc_ord = m.doc_ord) AS doc_id
+                  FROM (SELECT 'raw' AS col, r.doc_ord, r.units
+                        FROM unnest(r_ords, r_units) AS r(doc_ord, units)
+                        UNION ALL
+                        SELECT 'ident', i.doc_ord, i.units
+                        FROM unnest(i_ords, i_units) AS i(doc_ord, units)) AS m) AS x
         ),
-        ranked_ident AS (
-            SELECT x.doc_ord, row_number() OVER (ORDER BY x.units DESC, x.doc_id) AS r
-            FROM (SELECT i.doc_ord, i.units,
-                         -- sql/doc_id.sql inline (every match is named)
-                         (SELECT d.doc_id FROM riido.documents AS d
-                          WHERE d.segment_id = (
-                                    SELECT g.segment_id FROM riido.segments AS g
-                                    WHERE g.segment_id = ANY(segs)
-                                      AND i.doc_ord >= g.first_ord
-                                      AND i.doc_ord < g.first_ord + g.documents)
-                            AND d.doc_ord = i.doc_ord) AS doc_id
-                  FROM unnest(i_ords, i_units) AS i(doc_ord, units)) AS x
-        ),
+        ranked_raw AS (SELECT k.doc_ord, k.r FROM ranked AS k WHERE k.col = 'raw'),
+        ranked_ident AS (SELECT k.doc_ord, k.r FROM ranked AS k WHERE k.col = 'ident'),
         matched AS (
             SELECT coalesce(a.doc_ord, b.doc_ord) AS doc_ord,
                    coalesce(1::float8 / (cfg.rrf_k + a.r), 0::float8)
