@@ -382,6 +382,42 @@ LIMIT a_k;
 END
 $$;
 
+-- One column's ranking, its first a_k (sql/rank.sql): the scored documents by units
+-- descending, then id; then, when fewer than a_k matched (all of them are then in the
+-- top), the zero tail in id order. Rows (doc_ord, units) in rank order.
+CREATE FUNCTION riido.search_column(
+    a_segments uuid[], a_removed integer[], a_n bigint, a_len bigint, a_k1 float8,
+    a_b float8, a_col text, a_lexemes text[], a_k bigint
+) RETURNS TABLE (doc_ord integer, units bigint)
+LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
+#variable_conflict use_column
+DECLARE
+    top_ords integer[];
+    top_units bigint[];
+BEGIN
+    SELECT coalesce(array_agg(t.doc_ord), '{}'), coalesce(array_agg(t.units), '{}')
+    INTO top_ords, top_units
+    FROM (SELECT s.doc_ord, s.units
+          FROM riido.search_scored(a_segments, a_removed, a_n, a_len, a_k1, a_b, a_col,
+                                   a_lexemes) AS s
+          ORDER BY s.units DESC
+          FETCH FIRST a_k ROWS WITH TIES) AS t;
+    RETURN QUERY
+    SELECT r.doc_ord, r.units
+    FROM (
+        SELECT t.doc_ord, t.units, riido.search_doc_id(a_segments, t.doc_ord) AS doc_id,
+               0 AS part
+        FROM unnest(top_ords, top_units) AS t(doc_ord, units)
+        UNION ALL
+        SELECT z.doc_ord, 0::int8, z.doc_id, 1
+        FROM riido.search_zeros(a_segments, a_removed, top_ords,
+                                greatest(a_k - cardinality(top_ords), 0)) AS z
+    ) AS r
+    ORDER BY r.part, r.units DESC, r.doc_id
+    LIMIT a_k;
+END
+$$;
+
 -- The ranking: riido.search's body (riido.search only renames its arguments: an
 -- argument and a result column of a PL/pgSQL function may not share a name).
 CREATE FUNCTION riido.search_ranked(
@@ -415,6 +451,7 @@ DECLARE
     first_list integer[];
     second_list integer[];
     hint_ords integer[];
+    missing_ords integer[];
     missing text;
     out_ords integer[];
     out_scores float8[];
@@ -510,13 +547,12 @@ BEGIN
         identifier := false;
     END IF;
 
-    IF chosen <> 'identifier_bm25' THEN  -- that one reads bm25 of its results only
+    IF chosen IN ('identifier_bm25_fused', 'identifier_bm25_rrf', 'structure_bm25') THEN
+        -- the fusions rank every matching document: both columns' scores in full
         SELECT coalesce(array_agg(x.doc_ord), '{}'), coalesce(array_agg(x.units), '{}')
         INTO r_ords, r_units
         FROM riido.search_scored(segs, snap.removed, snap.document_count, snap.len_raw,
                                  snap.k1, snap.b, 'raw', raw_lex) AS x;
-    END IF;
-    IF identifier THEN
         SELECT coalesce(array_agg(x.doc_ord), '{}'), coalesce(array_agg(x.units), '{}')
         INTO i_ords, i_units
         FROM riido.search_scored(segs, snap.removed, snap.document_count, snap.len_ident,
@@ -525,17 +561,24 @@ BEGIN
 
     IF chosen IN ('bm25', 'identifier_bm25', 'identifier_bm25_baseline_first',
                   'identifier_bm25_auxiliary_first', 'external_hints_baseline_first') THEN
+        -- each list's first k (what the Python API cuts each list at), with its units
         IF chosen <> 'identifier_bm25' THEN
-            SELECT array_agg(t.doc_ord) INTO first_list
-            FROM riido.search_top(segs, snap.removed, r_ords,
-                                  (SELECT array_agg(u::float8) FROM unnest(r_units) AS u),
-                                  r_ords, a_k) AS t;
+            SELECT coalesce(array_agg(c.doc_ord ORDER BY c.o), '{}'),
+                   coalesce(array_agg(c.units ORDER BY c.o), '{}')
+            INTO first_list, r_units
+            FROM riido.search_column(segs, snap.removed, snap.document_count, snap.len_raw,
+                                     snap.k1, snap.b, 'raw', raw_lex, a_k)
+                 WITH ORDINALITY AS c(doc_ord, units, o);
+            r_ords := first_list;
         END IF;
         IF identifier THEN
-            SELECT array_agg(t.doc_ord) INTO second_list
-            FROM riido.search_top(segs, snap.removed, i_ords,
-                                  (SELECT array_agg(u::float8) FROM unnest(i_units) AS u),
-                                  i_ords, a_k) AS t;
+            SELECT coalesce(array_agg(c.doc_ord ORDER BY c.o), '{}'),
+                   coalesce(array_agg(c.units ORDER BY c.o), '{}')
+            INTO second_list, i_units
+            FROM riido.search_column(segs, snap.removed, snap.document_count, snap.len_ident,
+                                     snap.k1, snap.b, 'ident', ident_lex, a_k)
+                 WITH ORDINALITY AS c(doc_ord, units, o);
+            i_ords := second_list;
         END IF;
         IF chosen = 'external_hints_baseline_first' THEN
             SELECT h.v INTO missing FROM unnest(a_hints) AS h(v)
@@ -558,14 +601,27 @@ BEGIN
             out_ords := first_list;
         ELSIF chosen = 'identifier_bm25' THEN
             out_ords := second_list;
-            SELECT coalesce(array_agg(x.doc_ord), '{}'), coalesce(array_agg(x.units), '{}')
-            INTO r_ords, r_units
-            FROM riido.search_scored(segs, snap.removed, snap.document_count, snap.len_raw,
-                                     snap.k1, snap.b, 'raw', raw_lex, out_ords) AS x;
         ELSIF chosen = 'identifier_bm25_baseline_first' THEN
             out_ords := riido.interleave(first_list, second_list, a_k);
         ELSE
             out_ords := riido.interleave(second_list, first_list, a_k);
+        END IF;
+        -- the scores of results one list did not hold (lists.units_of)
+        missing_ords := ARRAY(SELECT o FROM unnest(out_ords) AS o WHERE o <> ALL (r_ords));
+        IF cardinality(missing_ords) > 0 THEN
+            SELECT r_ords || coalesce(array_agg(x.doc_ord), '{}'),
+                   r_units || coalesce(array_agg(x.units), '{}')
+            INTO r_ords, r_units
+            FROM riido.search_scored(segs, snap.removed, snap.document_count, snap.len_raw,
+                                     snap.k1, snap.b, 'raw', raw_lex, missing_ords) AS x;
+        END IF;
+        missing_ords := ARRAY(SELECT o FROM unnest(out_ords) AS o WHERE o <> ALL (i_ords));
+        IF identifier AND cardinality(missing_ords) > 0 THEN
+            SELECT i_ords || coalesce(array_agg(x.doc_ord), '{}'),
+                   i_units || coalesce(array_agg(x.units), '{}')
+            INTO i_ords, i_units
+            FROM riido.search_scored(segs, snap.removed, snap.document_count, snap.len_ident,
+                                     snap.k1, snap.b, 'ident', ident_lex, missing_ords) AS x;
         END IF;
     ELSIF chosen = 'identifier_bm25_fused' THEN
         -- sql/rank_fused.sql: bm25 + w * identifier_bm25

@@ -51,6 +51,8 @@ depends_on = None
 _FUNCTIONS = (
     "riido.search(text, text, integer, text, text[])",
     "riido.search_ranked(text, text, integer, text, text[])",
+    "riido.search_column(uuid[], integer[], bigint, bigint, double precision, "
+    "double precision, text, text[], bigint)",
     "riido.search_top(uuid[], integer[], integer[], double precision[], integer[], bigint)",
     "riido.search_zeros(uuid[], integer[], integer[], bigint)",
     "riido.search_doc_id(uuid[], integer)",
