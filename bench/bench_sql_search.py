@@ -26,6 +26,7 @@ import random
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -91,6 +92,11 @@ def main() -> None:
     p.add_argument("--corpus", default="cosqa-distinct", choices=["cosqa-distinct", "synthetic"])
     p.add_argument("--policy", action="append", dest="policies", choices=POLICIES)
     p.add_argument("--jobs", type=int, default=2, help="load jobs (the load is not timed)")
+    p.add_argument(
+        "--reuse",
+        metavar="DSN",
+        help="measure a database an earlier run kept (--keep) instead of loading one",
+    )
     args = p.parse_args()
     if args.quick:
         args.functions, args.queries = 2_000, 20
@@ -110,11 +116,20 @@ def main() -> None:
 
     queries = corpus.queries("cosqa" if kind != "synthetic" else "synthetic", args.queries + WARMUP)
     results = []
-    with bench_database(args.dsn, "sqlsearch", keep=args.keep) as dsn:
+    with (
+        nullcontext(args.reuse)
+        if args.reuse
+        else bench_database(args.dsn, "sqlsearch", keep=args.keep)
+    ) as dsn:
         conn = connect(dsn)
         started = time.perf_counter()
-        load_snapshot(conn, "bench", documents(), jobs=args.jobs)
-        conn.execute("ANALYZE")
+        if args.reuse:
+            ids.extend(
+                r[0] for r in conn.execute("SELECT doc_id FROM riido.documents LIMIT 100000")
+            )
+        else:
+            load_snapshot(conn, "bench", documents(), jobs=args.jobs)
+            conn.execute("ANALYZE")
         load_s = time.perf_counter() - started
         for policy in chosen:
             results.append(measure(conn, "bench", policy, queries, args.k, ids))
