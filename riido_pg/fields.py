@@ -12,7 +12,7 @@ its path lies in a documentation, example, demo, sample or benchmark directory
 
 These are the Python twins of the SQL functions ``riido.name_words``,
 ``riido.test_path`` (migration ``0010``) and ``riido.example_path`` (migration
-``0014``), which every load applies in the database (``sql/segment_fields.sql``);
+``0011``), which every load applies in the database (``sql/segment_fields.sql``);
 the tests hold them equal.
 """
 

@@ -84,6 +84,22 @@ def test_reads_work_on_a_standby(pair: tuple[str, str, str]) -> None:
         assert on_standby.stdout == on_primary.stdout
 
 
+def test_search_from_sql_works_on_a_standby(pair: tuple[str, str, str]) -> None:
+    """riido.search (docs/search-from-sql.md) reads only: the standby answers it as the
+    primary does, on a snapshot and on one stored on a base."""
+    primary, standby, _ = pair
+    _replayed(standby, "demo2")
+    search = (
+        "SELECT rank, id, bm25_score, policy FROM riido.search(%s, 'read the config file', "
+        "5, 'identifier_bm25_baseline_first')"
+    )
+    for snapshot in ("demo", "demo2"):
+        with psycopg.connect(primary) as p, psycopg.connect(standby) as s:
+            want = p.execute(search, (snapshot,)).fetchall()
+            assert s.execute(search, (snapshot,)).fetchall() == want
+        assert len(want) == 5
+
+
 def test_load_on_a_standby_fails_clearly(pair: tuple[str, str, str], tmp_path: Path) -> None:
     _, standby, _ = pair
     src = tmp_path / "docs.jsonl"

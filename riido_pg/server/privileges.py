@@ -1,4 +1,6 @@
-"""Least privilege: a read-only role for querying snapshots (``sql/grant_reader.sql``).
+"""Least privilege: a read-only role for querying snapshots (``sql/grant_reader.sql``):
+``SELECT`` on riido's tables and ``EXECUTE`` on its functions (``riido.search`` and
+the functions it calls, all read-only and run with the caller's privileges).
 
 riido-pg coordinates its writers with PostgreSQL's advisory locks (a snapshot's writer
 lock, the texts lock loads share and the collector takes alone, the shard locks, the

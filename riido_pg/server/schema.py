@@ -46,6 +46,7 @@ __all__ = [
     "Text",
     "load_stage",
     "metadata",
+    "split_chars",
     "text_pending",
 ]
 
@@ -362,3 +363,18 @@ class Placement(Base):
 
     snapshot_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
     shard: Mapped[str] = mapped_column(C_TEXT, nullable=False)
+
+
+#: The identifier splitter's Unicode classes for riido.search (migration 0012, which
+#: writes its rows from riido_pg.splitting): runs of non-ASCII code points lo..hi with
+#: one class, one lowercase offset (or text) and one part in the final-sigma rule.
+split_chars = Table(
+    "split_chars",
+    metadata,
+    Column("lo", Integer, primary_key=True),
+    Column("hi", Integer, nullable=False),
+    Column("cls", TextType, nullable=False),
+    Column("lower_delta", Integer, nullable=True),
+    Column("lower_text", TextType, nullable=True),
+    Column("sigma", TextType, nullable=False),
+)

@@ -1,4 +1,4 @@
--- segment_fields.sql: the name and kind postings of a new segment (migrations 0010, 0014).
+-- segment_fields.sql: the name and kind postings of a new segment (migrations 0010, 0011).
 --
 -- name: the lexemes of each document's name (riido.name_words of its id: a function's
 -- path and qualified name) under the load's text search configuration, with tf and dl

@@ -10,7 +10,7 @@ A document has kind ``example`` when the path part of its id (before the first
 documents of that kind: a function of the document id, so it travels with the
 content. The upgrade builds it for every stored segment; the downgrade removes it.
 
-Revision ID: 0014
+Revision ID: 0011
 Revises: 0010
 Create Date: 2026-12-03
 """
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from alembic import op
 
-revision = "0014"
+revision = "0011"
 down_revision = "0010"
 branch_labels = None
 depends_on = None

@@ -1,0 +1,170 @@
+"""Search from SQL: ``riido.search(snapshot, query, k, policy)`` (docs/search-from-sql.md).
+
+Installs ``sql/search.sql`` (the splitter, the interleave and the ranking in SQL and
+PL/pgSQL) and two things generated here from the Python that runs the upgrade, so
+that the SQL splits and ranks as that Python does:
+
+* ``riido.split_chars``: the class of every non-ASCII character the identifier
+  splitter treats as part of a word (``riido_pg.splitting``), its lowercase form and
+  how it takes part in Python's final-sigma rule, as ranges of code points;
+* ``riido.search_settings()``: the policies' constants
+  (``riido_pg.ranking.policies``) and the query limits.
+
+A later change to those (or to ``sql/search.sql``) needs a migration that installs
+them again; tests/test_sql_search.py compares both implementations.
+
+Revision ID: 0012
+Revises: 0011
+Create Date: 2026-12-03
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import unicodedata
+from typing import Any
+
+from alembic import op
+from psycopg import sql
+
+from riido_pg.documents import MAX_QUERY_BYTES
+from riido_pg.fields import EXAMPLE_WORDS, TEST_WORDS
+from riido_pg.ranking.bm25 import SCALE
+from riido_pg.ranking.policies import (
+    FUSED_WEIGHT,
+    MODEL_OUT_OF_SCOPE,
+    OUT_OF_SCOPE,
+    RRF_K,
+    STRUCTURE_EXAMPLE_PRIOR,
+    STRUCTURE_TEST_PRIOR,
+    STRUCTURE_W_IDENT,
+    STRUCTURE_W_NAME,
+)
+from riido_pg.ranking.terms import MAX_IDENTIFIER_QUERY_BYTES, MAX_IDENTIFIER_QUERY_LEXEMES
+from riido_pg.resources import sql_text
+from riido_pg.splitting import _char_class
+
+revision = "0012"
+down_revision = "0011"
+branch_labels = None
+depends_on = None
+
+_FUNCTIONS = (
+    "riido.search(text, text, integer, text, text[])",
+    "riido.search_ranked(text, text, integer, text, text[])",
+    "riido.search_column(uuid[], integer[], bigint, bigint, double precision, "
+    "double precision, text, text[], bigint)",
+    "riido.search_top(uuid[], integer[], integer[], double precision[], integer[], bigint)",
+    "riido.search_zeros(uuid[], integer[], integer[], bigint)",
+    "riido.search_doc_id(uuid[], integer)",
+    "riido.search_scored(uuid[], integer[], bigint, bigint, double precision, "
+    "double precision, text, text[], integer[])",
+    "riido.auxiliary_first(anyarray, anyarray)",
+    "riido.baseline_first(anyarray, anyarray)",
+    "riido.check_interleave(anyarray, anyarray)",
+    "riido.interleave(anyarray, anyarray, bigint)",
+    "riido.split_identifiers(text)",
+    "riido.search_settings()",
+)
+
+_SIGMA = "\u03a3"
+_PLANE_14 = range(0xE0000, 0xF0000)
+
+
+def _sigma_kind(ch: str) -> str:
+    """How ``ch`` takes part in Python's final-sigma rule, read from ``str.lower``
+    itself: "i" skipped (case-ignorable), "c" a cased letter, "n" neither."""
+    if (ch + _SIGMA).lower()[-1] == "\u03c2":
+        return "c"  # a cased character that is not case-ignorable
+    if ("\u0391" + ch + _SIGMA).lower()[-1] == "\u03c2":
+        return "i"
+    return "n"
+
+
+def _char_row(cp: int) -> tuple[str, str, str] | None:
+    """(class, lowercase, sigma kind) of a non-ASCII character, or None for a
+    separator. The class is the splitter's own (``riido_pg.splitting``), and "m" for
+    a combining mark, which joins a word character before it."""
+    ch = chr(cp)
+    if not ch.isalnum() and unicodedata.category(ch).startswith("M"):
+        cls = "m"
+    else:
+        cls = _char_class(ch)
+        if cls == " ":
+            return None
+    return cls, ch.lower(), _sigma_kind(ch)
+
+
+@functools.cache
+def _ranges() -> list[tuple[int, int, str, int | None, str | None, str]]:
+    """``riido.split_chars`` rows: maximal runs of code points with the same class,
+    sigma kind and lowercase offset (or the same explicit lowercase text)."""
+    rows: list[tuple[int, int, str, int | None, str | None, str]] = []
+    # planes 4 to 13 hold no assigned character and 15 and 16 only private use (no
+    # letter, digit or mark) in every Unicode version so far: 0.9 of the code points
+    for cp in itertools.chain(range(128, 0xD800), range(0xE000, 0x40000), _PLANE_14):
+        found = _char_row(cp)
+        if found is None:
+            continue
+        cls, low, sigma = found
+        delta: int | None = ord(low) - cp if len(low) == 1 else None
+        text = None if delta is not None else low
+        if rows:
+            lo, hi, c, d, t, s = rows[-1]
+            if hi == cp - 1 and (c, d, t, s) == (cls, delta, text, sigma):
+                rows[-1] = (lo, cp, c, d, t, s)
+                continue
+        rows.append((cp, cp, cls, delta, text, sigma))
+    return rows
+
+
+def _settings() -> sql.Composed:
+    values: list[tuple[str, str, Any]] = [
+        ("max_query_bytes", "integer", MAX_QUERY_BYTES),
+        ("max_identifier_lexemes", "integer", MAX_IDENTIFIER_QUERY_LEXEMES),
+        ("max_identifier_bytes", "integer", MAX_IDENTIFIER_QUERY_BYTES),
+        ("labels", "text[]", [OUT_OF_SCOPE, MODEL_OUT_OF_SCOPE]),
+        ("scale", "float8", SCALE),
+        ("fused_weight", "float8", FUSED_WEIGHT),
+        ("rrf_k", "float8", RRF_K),
+        ("structure_w_ident", "float8", STRUCTURE_W_IDENT),
+        ("structure_w_name", "float8", STRUCTURE_W_NAME),
+        ("structure_test_prior", "float8", STRUCTURE_TEST_PRIOR),
+        ("structure_example_prior", "float8", STRUCTURE_EXAMPLE_PRIOR),
+        ("test_words", "text[]", sorted(TEST_WORDS)),
+        ("example_words", "text[]", sorted(EXAMPLE_WORDS)),
+    ]
+    columns = sql.SQL(", ").join(
+        sql.SQL("{} {}").format(sql.Identifier(name), sql.SQL(kind)) for name, kind, _ in values
+    )
+    selected = sql.SQL(", ").join(
+        sql.SQL("{}::{}").format(sql.Literal(value), sql.SQL(kind)) for _, kind, value in values
+    )
+    return sql.SQL(
+        "CREATE FUNCTION riido.search_settings() RETURNS TABLE ({}) "
+        "LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT {} $$"
+    ).format(columns, selected)
+
+
+def upgrade() -> None:
+    conn = op.get_bind().connection.driver_connection
+    assert conn is not None  # a psycopg connection under alembic's SQLAlchemy one
+    conn.execute(
+        "CREATE TABLE riido.split_chars (lo integer PRIMARY KEY, hi integer NOT NULL, "
+        "cls text NOT NULL, lower_delta integer, lower_text text, sigma text NOT NULL)"
+    )
+    rows = _ranges()
+    conn.execute(
+        "INSERT INTO riido.split_chars SELECT * FROM unnest(%s::int[], %s::int[], %s::text[], "
+        "%s::int[], %s::text[], %s::text[])",
+        [list(col) for col in zip(*rows, strict=True)],
+    )
+    conn.execute(_settings())
+    conn.execute(sql_text("search"))
+
+
+def downgrade() -> None:
+    for signature in _FUNCTIONS:
+        op.execute(f"DROP FUNCTION {signature}")
+    op.execute("DROP TABLE riido.split_chars")

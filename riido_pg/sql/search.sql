@@ -1,0 +1,750 @@
+-- search.sql: riido.search, ranking a stored snapshot from SQL (docs/search-from-sql.md).
+--
+-- Installed by migrations/versions/0012_search.py together with two things it
+-- generates from riido_pg when it runs: riido.split_chars (the Unicode classes the
+-- identifier splitter reads) and riido.search_settings() (the policies' constants and
+-- the query limits). Plain SQL and PL/pgSQL, STABLE: nothing is written, so it runs on
+-- a hot standby and for the reader role of `riido-pg db grant-reader`.
+--
+-- The Python API ranks with riido_pg.splitting, riido_pg.ranking.interleave and the
+-- statements of sql/rank*.sql; the functions here compute the same things in the
+-- database and tests/test_sql_search.py holds the two to the same ids, order and
+-- scores. Errors carry SQLSTATEs an application can branch on:
+--   22004  a NULL argument              2201W  k < 1
+--   54000  the query is over the limit  RI001  no such snapshot
+--   RI002  the snapshot is not ready    RI003  unknown policy (or a label, or a
+--   RI004  hints missing, unexpected         learned policy SQL cannot run)
+--          or naming an unknown id      RI005  the snapshot is on a shard and this
+--                                              server cannot reach it (no dblink)
+
+-- Identifier splitting, riido_pg.splitting.split_identifiers: classes of the NFC text
+-- ("A" capital, "a" other letter, "s" the letter s, "0" decimal digit, " " anything
+-- else; a combining mark after a word character belongs to it), parts where the
+-- regular expression of riido_pg.splitting starts a new match (the same rules written
+-- as a test of each character's neighbours), each part lowercased as Python lowercases
+-- (final sigma included) and NFC-normalized, joined by single spaces.
+CREATE FUNCTION riido.split_identifiers(input text) RETURNS text
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE AS $$
+BEGIN
+RETURN (
+WITH t AS (
+    SELECT octet_length(input) = char_length(input) AS ascii,
+           CASE WHEN octet_length(input) = char_length(input) THEN input
+                ELSE normalize(input, NFC) END AS s
+),
+chars AS (
+    SELECT u.i, u.ch, ascii(u.ch) AS cp
+    FROM t CROSS JOIN LATERAL unnest(string_to_array(t.s, NULL)) WITH ORDINALITY AS u(ch, i)
+),
+classed AS (
+    SELECT c.i, c.cp,
+           CASE WHEN c.cp BETWEEN 65 AND 90 THEN 'A'
+                WHEN c.cp = 115 THEN 's'
+                WHEN c.cp BETWEEN 97 AND 122 THEN 'a'
+                WHEN c.cp BETWEEN 48 AND 57 THEN '0'
+                WHEN c.cp < 128 THEN ' '
+                ELSE coalesce(r.cls, ' ') END AS cls,
+           CASE WHEN c.cp BETWEEN 65 AND 90 THEN chr(c.cp + 32)
+                WHEN c.cp < 128 OR r.cls IS NULL THEN c.ch
+                ELSE coalesce(r.lower_text, chr(c.cp + r.lower_delta)) END AS low,
+           CASE WHEN c.cp BETWEEN 65 AND 90 OR c.cp BETWEEN 97 AND 122 THEN 'c'
+                WHEN c.cp < 128 THEN 'n'
+                ELSE coalesce(r.sigma, 'n') END AS sig
+    FROM chars AS c
+    LEFT JOIN LATERAL (
+        SELECT x.cls, x.lower_delta, x.lower_text, x.sigma, x.hi
+        FROM riido.split_chars AS x
+        WHERE c.cp >= 128 AND x.lo <= c.cp
+        ORDER BY x.lo DESC
+        LIMIT 1
+    ) AS r ON c.cp <= r.hi
+),
+marked AS (
+    -- a mark ("m") after a word character is part of it: it gets no class of its own
+    SELECT m.*, m.cls = 'm' AND m.prev IS NOT NULL AND m.prev <> ' ' AS joined
+    FROM (SELECT c.*, lag(c.cls) OVER (ORDER BY c.i) AS prev FROM classed AS c) AS m
+),
+kept AS (
+    SELECT k.i, k.k,
+           lag(k.k) OVER w AS p, lead(k.k) OVER w AS n1, lead(k.k, 2) OVER w AS n2
+    FROM (SELECT m.i, CASE WHEN m.cls = 'm' THEN 'a' ELSE m.cls END AS k
+          FROM marked AS m WHERE NOT m.joined) AS k
+    WINDOW w AS (ORDER BY k.i)
+),
+starts AS (
+    SELECT k.i,
+           k.k <> ' ' AND (
+               k.p IS NULL OR k.p = ' '
+               OR (k.k = '0') <> (k.p = '0')
+               OR (k.k = 'A' AND k.p IN ('a', 's'))
+               OR (k.k = 'A' AND k.p = 'A' AND coalesce(k.n1 IN ('a', 's'), false)
+                   AND NOT (k.n1 = 's' AND NOT coalesce(k.n2 IN ('a', 's'), false)))
+           ) AS start,
+           k.k <> ' ' AS word
+    FROM kept AS k
+),
+members AS (
+    SELECT x.i, x.cp, x.low, x.sig, x.part
+    FROM (
+        SELECT m.i, m.cp, m.low, m.sig, coalesce(s.word, m.joined) AS inside,
+               sum(CASE WHEN s.start THEN 1 ELSE 0 END) OVER (ORDER BY m.i) AS part
+        FROM marked AS m LEFT JOIN starts AS s ON s.i = m.i
+    ) AS x
+    WHERE x.inside
+),
+lowered AS (
+    SELECT m.part, m.i,
+           CASE WHEN m.cp <> 931 THEN m.low
+                -- capital sigma: final (after a cased letter, before none, case-
+                -- ignorable characters skipped both ways, inside its part)
+                WHEN (SELECT b.sig FROM members AS b WHERE b.part = m.part AND b.i < m.i
+                      AND b.sig <> 'i' ORDER BY b.i DESC LIMIT 1) = 'c'
+                 AND coalesce((SELECT f.sig FROM members AS f WHERE f.part = m.part
+                      AND f.i > m.i AND f.sig <> 'i' ORDER BY f.i LIMIT 1), 'n') <> 'c'
+                THEN chr(962) ELSE chr(963) END AS ch
+    FROM members AS m
+),
+parts AS (
+    SELECT l.part, string_agg(l.ch, '' ORDER BY l.i) AS word FROM lowered AS l GROUP BY l.part
+)
+SELECT coalesce(string_agg(CASE WHEN t.ascii THEN p.word ELSE normalize(p.word, NFC) END,
+                           ' ' ORDER BY p.part), '')
+FROM parts AS p CROSS JOIN t
+);
+END
+$$;
+
+-- Interleave, riido_pg.ranking.interleave.iter_interleave: alternate, first leading,
+-- skipping ids already emitted (a skip does not use up its list's turn); when one list
+-- runs out the rest of the other follows; at most max_items ids (NULL: all). Short
+-- lists search the ids emitted so far; long ones drop each list's repeats first, and
+-- then an id of one list was emitted before exactly when the other list has already
+-- passed it, so each step is one comparison of positions.
+CREATE FUNCTION riido.interleave(first anyarray, second anyarray, max_items bigint DEFAULT NULL)
+RETURNS anyarray LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+    a first%TYPE;
+    b first%TYPE;
+    result first%TYPE := '{}';
+    a_in_b integer[];
+    b_in_a integer[];
+    na integer;
+    nb integer;
+    i integer := 1;
+    j integer := 1;
+    emitted bigint := 0;
+    take_first boolean := true;
+    short constant boolean :=
+        coalesce(cardinality(first), 0) + coalesce(cardinality(second), 0) <= 64;
+BEGIN
+    IF short THEN
+        -- short lists (a top k): the rule as written, the emitted ids searched
+        a := coalesce(first, '{}');
+        b := coalesce(second, '{}');
+    ELSE
+        -- long ones: each list without its repeats, and where each id stands in the
+        -- other list
+        WITH x AS (
+            SELECT d.v, row_number() OVER (ORDER BY d.o) AS p
+            FROM (SELECT u.v, min(u.o) AS o FROM unnest(first) WITH ORDINALITY AS u(v, o)
+                  GROUP BY u.v) AS d
+        ),
+        y AS (
+            SELECT d.v, row_number() OVER (ORDER BY d.o) AS p
+            FROM (SELECT u.v, min(u.o) AS o FROM unnest(second) WITH ORDINALITY AS u(v, o)
+                  GROUP BY u.v) AS d
+        )
+        SELECT coalesce((SELECT array_agg(x.v ORDER BY x.p) FROM x), '{}'),
+               (SELECT array_agg(y.p::integer ORDER BY x.p) FROM x LEFT JOIN y ON y.v = x.v),
+               coalesce((SELECT array_agg(y.v ORDER BY y.p) FROM y), '{}'),
+               (SELECT array_agg(x.p::integer ORDER BY y.p) FROM y LEFT JOIN x ON x.v = y.v)
+        INTO a, a_in_b, b, b_in_a;
+    END IF;
+    na := cardinality(a);
+    nb := cardinality(b);
+    WHILE (i <= na OR j <= nb) AND (max_items IS NULL OR emitted < max_items) LOOP
+        IF (take_first AND i <= na) OR j > nb THEN
+            IF (CASE WHEN short THEN NOT a[i] = ANY (result)
+                     ELSE a_in_b[i] IS NULL OR a_in_b[i] >= j END) THEN
+                result := array_append(result, a[i]);
+                emitted := emitted + 1;
+                take_first := NOT take_first;
+            END IF;
+            i := i + 1;
+        ELSE
+            IF (CASE WHEN short THEN NOT b[j] = ANY (result)
+                     ELSE b_in_a[j] IS NULL OR b_in_a[j] >= i END) THEN
+                result := array_append(result, b[j]);
+                emitted := emitted + 1;
+                take_first := NOT take_first;
+            END IF;
+            j := j + 1;
+        END IF;
+    END LOOP;
+    RETURN result;
+END
+$$;
+
+-- riido_pg.baseline_first and riido_pg.auxiliary_first: the interleave of a baseline
+-- (no repeats) with hints naming only baseline ids, or SQLSTATE 22023.
+CREATE FUNCTION riido.check_interleave(baseline anyarray, hints anyarray) RETURNS boolean
+LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
+DECLARE
+    stray text;
+    repeated boolean := false;
+BEGIN
+    IF baseline IS NULL OR hints IS NULL THEN
+        RAISE EXCEPTION 'baseline and hints must not be NULL' USING ERRCODE = '22004';
+    END IF;
+    IF cardinality(baseline) <= 64 THEN
+        FOR i IN 2 .. cardinality(baseline) LOOP
+            repeated := repeated OR baseline[i] = ANY (baseline[1:i - 1]);
+        END LOOP;
+    ELSE
+        repeated := (SELECT count(DISTINCT v) FROM unnest(baseline) AS x(v))
+                    <> cardinality(baseline);
+    END IF;
+    IF repeated THEN
+        RAISE EXCEPTION 'baseline has duplicate ids' USING ERRCODE = '22023';
+    END IF;
+    IF NOT hints <@ baseline OR array_position(hints, NULL) IS NOT NULL THEN
+        SELECT h.v::text INTO stray FROM unnest(hints) AS h(v)
+        WHERE h.v IS NULL OR h.v <> ALL (baseline) LIMIT 1;
+        RAISE EXCEPTION 'hint % is not in the baseline', quote_nullable(stray)
+            USING ERRCODE = '22023';
+    END IF;
+    RETURN true;
+END
+$$;
+
+CREATE FUNCTION riido.baseline_first(baseline anyarray, hints anyarray) RETURNS anyarray
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+SELECT CASE WHEN riido.check_interleave(baseline, hints) THEN riido.interleave(baseline, hints) END
+$$;
+
+CREATE FUNCTION riido.auxiliary_first(baseline anyarray, hints anyarray) RETURNS anyarray
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+SELECT CASE WHEN riido.check_interleave(baseline, hints) THEN riido.interleave(hints, baseline) END
+$$;
+
+-- One column's BM25 units of the documents of a snapshot matching the query (only
+-- those of a_only, when given: sql/scores.sql), exactly as sql/scored.sql computes
+-- them (the same float8 expression, rounded to units of 2^-40 and summed as integers;
+-- df less the documents the snapshot removed).
+CREATE FUNCTION riido.search_scored(
+    a_segments uuid[], a_removed integer[], a_n bigint, a_len bigint, a_k1 float8,
+    a_b float8, a_col text, a_lexemes text[], a_only integer[] DEFAULT NULL
+) RETURNS TABLE (doc_ord integer, units bigint)
+LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
+#variable_conflict use_column
+BEGIN
+IF cardinality(a_removed) = 0 THEN
+RETURN QUERY
+WITH terms AS MATERIALIZED (
+    SELECT y.lexeme, y.doc_ords, y.tfs, y.dls,
+           ln(1 + (a_n::float8 - y.df + 0.5) / (y.df + 0.5)) AS idf,
+           a_len::float8 / a_n::float8 AS avgdl
+    FROM (
+        SELECT p.lexeme, p.doc_ords, p.tfs, p.dls,
+               (sum(cardinality(p.doc_ords)) OVER (PARTITION BY p.lexeme))::float8 AS df
+        FROM unnest(a_lexemes) AS q(lexeme)
+        JOIN riido.postings AS p
+          ON p.segment_id = ANY(a_segments) AND p.col = a_col AND p.lexeme = q.lexeme
+    ) AS y
+),
+entries AS (
+    SELECT u.doc_ord,
+           (t.idf * u.tf / (u.tf + a_k1 * (1 - a_b
+            + a_b * u.dl / t.avgdl)) * (SELECT c.scale FROM riido.search_settings() AS c))::int8 AS units
+    FROM terms AS t
+    CROSS JOIN LATERAL unnest(t.doc_ords, t.tfs, t.dls) AS u(doc_ord, tf, dl)
+    WHERE a_only IS NULL OR u.doc_ord = ANY (a_only)
+)
+SELECT e.doc_ord, sum(e.units)::int8 FROM entries AS e GROUP BY e.doc_ord;
+RETURN;
+END IF;
+-- the snapshot removed documents of its path: they are left out, and df is each
+-- postings row's length less the removed documents it holds
+RETURN QUERY
+WITH removed AS MATERIALIZED (SELECT unnest(a_removed) AS doc_ord),
+postings AS MATERIALIZED (
+    SELECT p.segment_id, p.lexeme, p.doc_ords, p.tfs, p.dls
+    FROM unnest(a_lexemes) AS q(lexeme)
+    JOIN riido.postings AS p
+      ON p.segment_id = ANY(a_segments) AND p.col = a_col AND p.lexeme = q.lexeme
+),
+gone AS MATERIALIZED (
+    SELECT x.segment_id, x.lexeme, count(*) AS n
+    FROM (SELECT g.segment_id, g.lexeme, unnest(g.doc_ords) AS doc_ord
+          FROM postings AS g) AS x
+    WHERE x.doc_ord IN (SELECT r.doc_ord FROM removed AS r)
+    GROUP BY x.segment_id, x.lexeme
+),
+terms AS MATERIALIZED (
+    SELECT y.lexeme, y.doc_ords, y.tfs, y.dls,
+           ln(1 + (a_n::float8 - y.df + 0.5) / (y.df + 0.5)) AS idf,
+           a_len::float8 / a_n::float8 AS avgdl
+    FROM (
+        SELECT p.lexeme, p.doc_ords, p.tfs, p.dls,
+               (sum(cardinality(p.doc_ords) - coalesce((SELECT g.n FROM gone AS g
+                    WHERE g.segment_id = p.segment_id AND g.lexeme = p.lexeme), 0))
+                OVER (PARTITION BY p.lexeme))::float8 AS df
+        FROM postings AS p
+    ) AS y
+),
+entries AS (
+    SELECT u.doc_ord,
+           (t.idf * u.tf / (u.tf + a_k1 * (1 - a_b
+            + a_b * u.dl / t.avgdl)) * (SELECT c.scale FROM riido.search_settings() AS c))::int8 AS units
+    FROM terms AS t
+    CROSS JOIN LATERAL unnest(t.doc_ords, t.tfs, t.dls) AS u(doc_ord, tf, dl)
+    WHERE u.doc_ord NOT IN (SELECT r.doc_ord FROM removed AS r)
+      AND (a_only IS NULL OR u.doc_ord = ANY (a_only))
+)
+SELECT e.doc_ord, sum(e.units)::int8 FROM entries AS e GROUP BY e.doc_ord;
+END
+$$;
+
+-- The id of document a_ord of a path (sql/doc_id.sql).
+CREATE FUNCTION riido.search_doc_id(a_segments uuid[], a_ord integer) RETURNS text
+LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE AS $$
+BEGIN
+RETURN (
+SELECT d.doc_id FROM riido.documents AS d
+WHERE d.segment_id = (
+          SELECT g.segment_id FROM riido.segments AS g
+          WHERE g.segment_id = ANY(a_segments)
+            AND a_ord >= g.first_ord AND a_ord < g.first_ord + g.documents
+      )
+  AND d.doc_ord = a_ord
+);
+END
+$$;
+
+-- The first a_count documents of a snapshot that neither a_matched nor a_removed
+-- holds, in id byte order (sql/zeros.sql: the zero-score tail of every ranking).
+CREATE FUNCTION riido.search_zeros(
+    a_segments uuid[], a_removed integer[], a_matched integer[], a_count bigint
+) RETURNS TABLE (doc_ord integer, doc_id text)
+LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
+#variable_conflict use_column
+BEGIN
+RETURN QUERY
+SELECT z.doc_ord, z.doc_id
+FROM unnest(a_segments) AS g(segment_id)
+CROSS JOIN LATERAL (
+    SELECT d.doc_ord, d.doc_id
+    FROM riido.documents AS d
+    WHERE d.segment_id = g.segment_id
+      AND d.doc_ord NOT IN (SELECT unnest(a_removed))
+      AND d.doc_ord NOT IN (SELECT unnest(a_matched))
+    ORDER BY d.doc_id
+    LIMIT a_count
+) AS z
+ORDER BY z.doc_id
+LIMIT a_count;
+END
+$$;
+
+-- The first a_k of a ranking by a score (sql/rank.sql and the fusions): the scored
+-- documents (a fusion passes those whose score is > 0) by score descending, then id;
+-- then the zero tail in id order, leaving out a_matched.
+CREATE FUNCTION riido.search_top(
+    a_segments uuid[], a_removed integer[], a_ords integer[], a_scores float8[],
+    a_matched integer[], a_k bigint
+) RETURNS TABLE (doc_ord integer, score float8)
+LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
+#variable_conflict use_column
+BEGIN
+RETURN QUERY
+WITH scored AS MATERIALIZED (
+    SELECT s.doc_ord, s.score FROM unnest(a_ords, a_scores) AS s(doc_ord, score)
+),
+top AS (
+    SELECT s.doc_ord, s.score FROM scored AS s
+    ORDER BY s.score DESC
+    FETCH FIRST a_k ROWS WITH TIES
+),
+named AS (
+    SELECT t.doc_ord, riido.search_doc_id(a_segments, t.doc_ord) AS doc_id, t.score
+    FROM top AS t
+)
+SELECT r.doc_ord, r.score
+FROM (
+    SELECT n.doc_ord, n.doc_id, n.score, 0 AS part FROM named AS n
+    UNION ALL
+    SELECT z.doc_ord, z.doc_id, 0::float8, 1
+    FROM riido.search_zeros(a_segments, a_removed, a_matched,
+                            greatest(a_k - (SELECT count(*) FROM named), 0)) AS z
+) AS r
+ORDER BY r.part, r.score DESC, r.doc_id
+LIMIT a_k;
+END
+$$;
+
+-- One column's ranking, its first a_k (sql/rank.sql): the scored documents by units
+-- descending, then id; then, when fewer than a_k matched (all of them are then in the
+-- top), the zero tail in id order. Rows (doc_ord, units) in rank order.
+CREATE FUNCTION riido.search_column(
+    a_segments uuid[], a_removed integer[], a_n bigint, a_len bigint, a_k1 float8,
+    a_b float8, a_col text, a_lexemes text[], a_k bigint
+) RETURNS TABLE (doc_ord integer, units bigint)
+LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
+#variable_conflict use_column
+DECLARE
+    top_ords integer[];
+    top_units bigint[];
+BEGIN
+    SELECT coalesce(array_agg(t.doc_ord), '{}'), coalesce(array_agg(t.units), '{}')
+    INTO top_ords, top_units
+    FROM (SELECT s.doc_ord, s.units
+          FROM riido.search_scored(a_segments, a_removed, a_n, a_len, a_k1, a_b, a_col,
+                                   a_lexemes) AS s
+          ORDER BY s.units DESC
+          FETCH FIRST a_k ROWS WITH TIES) AS t;
+    RETURN QUERY
+    SELECT r.doc_ord, r.units
+    FROM (
+        SELECT t.doc_ord, t.units, riido.search_doc_id(a_segments, t.doc_ord) AS doc_id,
+               0 AS part
+        FROM unnest(top_ords, top_units) AS t(doc_ord, units)
+        UNION ALL
+        SELECT z.doc_ord, 0::int8, z.doc_id, 1
+        FROM riido.search_zeros(a_segments, a_removed, top_ords,
+                                greatest(a_k - cardinality(top_ords), 0)) AS z
+    ) AS r
+    ORDER BY r.part, r.units DESC, r.doc_id
+    LIMIT a_k;
+END
+$$;
+
+-- The ranking: riido.search's body (riido.search only renames its arguments: an
+-- argument and a result column of a PL/pgSQL function may not share a name).
+CREATE FUNCTION riido.search_ranked(
+    a_snapshot text, a_query text, a_k integer, a_policy text, a_hints text[]
+) RETURNS TABLE (
+    rank integer, id text, bm25_score float8, identifier_bm25_score float8, policy text,
+    score float8
+)
+LANGUAGE plpgsql STABLE
+SET work_mem = '32MB'
+AS $$
+DECLARE
+    cfg record;
+    snap riido.snapshots%ROWTYPE;
+    segs uuid[];
+    shard_name text;
+    shard_server text;
+    link_schema text;
+    raw_lex text[];
+    ident_text text;
+    ident_lex text[];
+    chosen text := a_policy;
+    label text := a_policy;
+    identifier boolean;
+    r_ords integer[] := '{}';
+    r_units bigint[] := '{}';
+    i_ords integer[] := '{}';
+    i_units bigint[] := '{}';
+    n_ords integer[];
+    n_units bigint[];
+    first_list integer[];
+    second_list integer[];
+    hint_ords integer[];
+    missing_ords integer[];
+    missing text;
+    out_ords integer[];
+    out_scores float8[];
+    test_prior float8;
+    example_prior float8;
+    known constant text[] := ARRAY[
+        'bm25', 'identifier_bm25', 'identifier_bm25_baseline_first',
+        'identifier_bm25_auxiliary_first', 'identifier_bm25_fused', 'identifier_bm25_rrf',
+        'structure_bm25', 'external_hints_baseline_first'];
+BEGIN
+    SELECT * INTO cfg FROM riido.search_settings();
+    IF a_snapshot IS NULL OR a_query IS NULL OR a_k IS NULL OR a_policy IS NULL THEN
+        RAISE EXCEPTION 'riido.search: snapshot, query, k and policy must not be NULL'
+            USING ERRCODE = '22004';
+    END IF;
+    IF a_k < 1 THEN
+        RAISE EXCEPTION 'riido.search: k must be at least 1, not %', a_k
+            USING ERRCODE = '2201W';
+    END IF;
+    IF octet_length(a_query) > cfg.max_query_bytes THEN
+        RAISE EXCEPTION 'riido.search: the query is % bytes; the limit is %',
+            octet_length(a_query), cfg.max_query_bytes USING ERRCODE = '54000';
+    END IF;
+    IF a_policy = ANY (cfg.labels) THEN
+        RAISE EXCEPTION 'riido.search: % is a result label, not a policy to ask for', a_policy
+            USING ERRCODE = 'RI003';
+    END IF;
+    IF a_policy = 'model_hints_baseline_first' THEN
+        RAISE EXCEPTION 'riido.search: policy % needs a learned model, which only the Python API runs', a_policy
+            USING ERRCODE = 'RI003',
+                  HINT = 'rank it with riido_pg.rank_snapshot(..., model=NAME) or `riido-pg query --model NAME`';
+    END IF;
+    IF NOT a_policy = ANY (known) THEN
+        RAISE EXCEPTION 'riido.search: unknown policy %; choose one of %',
+            quote_literal(a_policy), array_to_string(known, ', ') USING ERRCODE = 'RI003';
+    END IF;
+    IF a_policy = 'external_hints_baseline_first' AND a_hints IS NULL THEN
+        RAISE EXCEPTION 'riido.search: policy % needs a list of hint ids', a_policy
+            USING ERRCODE = 'RI004', HINT = 'pass hints => ARRAY[...]';
+    END IF;
+    IF a_policy <> 'external_hints_baseline_first' AND a_hints IS NOT NULL THEN
+        RAISE EXCEPTION 'riido.search: hints cannot be used with policy %', a_policy
+            USING ERRCODE = 'RI004';
+    END IF;
+
+    SELECT * INTO snap FROM riido.snapshots AS s WHERE s.snapshot_id = a_snapshot;
+    IF NOT FOUND THEN
+        SELECT p.shard, h.server INTO shard_name, shard_server
+        FROM riido.placements AS p JOIN riido.shards AS h ON h.name = p.shard
+        WHERE p.snapshot_id = a_snapshot;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'riido.search: no snapshot %', quote_literal(a_snapshot)
+                USING ERRCODE = 'RI001';
+        END IF;
+        SELECT n.nspname INTO link_schema FROM pg_extension AS e
+        JOIN pg_namespace AS n ON n.oid = e.extnamespace WHERE e.extname = 'dblink';
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'riido.search: snapshot % is on shard %; this coordinator cannot reach it without the dblink extension',
+                quote_literal(a_snapshot), quote_literal(shard_name)
+                USING ERRCODE = 'RI005',
+                      HINT = 'call riido.search on that shard''s server (`riido-pg shards list` shows it), or CREATE EXTENSION dblink here';
+        END IF;
+        -- the shard's foreign server and this role's user mapping (riido-pg shards add)
+        RETURN QUERY EXECUTE format(
+            'SELECT * FROM %I.dblink($1, $2) AS t(rank integer, id text, bm25_score float8, '
+            'identifier_bm25_score float8, policy text, score float8)', link_schema)
+        USING shard_server, format('SELECT * FROM riido.search(%L, %L, %s, %L, %L::text[])',
+                                   a_snapshot, a_query, a_k, a_policy, a_hints);
+        RETURN;
+    END IF;
+    IF snap.state <> 'ready' THEN
+        RAISE EXCEPTION 'riido.search: snapshot % is not ready: it is still loading, or its load was interrupted',
+            quote_literal(a_snapshot) USING ERRCODE = 'RI002',
+            HINT = 'query it when the load finishes; run an interrupted load again or drop the snapshot';
+    END IF;
+    SELECT coalesce(array_agg(p.segment_id ORDER BY p.position), '{}') INTO segs
+    FROM riido.snapshot_segments AS p WHERE p.snapshot_id = a_snapshot;
+
+    -- the query's terms (sql/query_lexemes.sql, riido_pg.ranking.terms)
+    raw_lex := tsvector_to_array(to_tsvector(snap.text_config::regconfig, a_query));
+    identifier := a_policy IN ('identifier_bm25', 'identifier_bm25_baseline_first',
+        'identifier_bm25_auxiliary_first', 'identifier_bm25_fused', 'identifier_bm25_rrf',
+        'structure_bm25');
+    IF identifier THEN  -- only these read the identifier-split query
+        ident_text := riido.split_identifiers(a_query);
+        ident_lex := tsvector_to_array(to_tsvector(snap.text_config::regconfig, ident_text));
+    END IF;
+
+    -- riido_pg.ranking.policies.resolve: the identifier policies fall back to bm25
+    IF identifier AND NOT (cardinality(ident_lex) BETWEEN 1 AND cfg.max_identifier_lexemes
+                           AND octet_length(ident_text) <= cfg.max_identifier_bytes) THEN
+        chosen := 'bm25';
+        label := cfg.labels[1];
+        identifier := false;
+    END IF;
+
+    IF chosen IN ('identifier_bm25_fused', 'identifier_bm25_rrf', 'structure_bm25') THEN
+        -- the fusions rank every matching document: both columns' scores in full
+        SELECT coalesce(array_agg(x.doc_ord), '{}'), coalesce(array_agg(x.units), '{}')
+        INTO r_ords, r_units
+        FROM riido.search_scored(segs, snap.removed, snap.document_count, snap.len_raw,
+                                 snap.k1, snap.b, 'raw', raw_lex) AS x;
+        SELECT coalesce(array_agg(x.doc_ord), '{}'), coalesce(array_agg(x.units), '{}')
+        INTO i_ords, i_units
+        FROM riido.search_scored(segs, snap.removed, snap.document_count, snap.len_ident,
+                                 snap.k1, snap.b, 'ident', ident_lex) AS x;
+    END IF;
+
+    IF chosen IN ('bm25', 'identifier_bm25', 'identifier_bm25_baseline_first',
+                  'identifier_bm25_auxiliary_first', 'external_hints_baseline_first') THEN
+        -- each list's first k (what the Python API cuts each list at), with its units
+        IF chosen <> 'identifier_bm25' THEN
+            SELECT coalesce(array_agg(c.doc_ord ORDER BY c.o), '{}'),
+                   coalesce(array_agg(c.units ORDER BY c.o), '{}')
+            INTO first_list, r_units
+            FROM riido.search_column(segs, snap.removed, snap.document_count, snap.len_raw,
+                                     snap.k1, snap.b, 'raw', raw_lex, a_k)
+                 WITH ORDINALITY AS c(doc_ord, units, o);
+            r_ords := first_list;
+        END IF;
+        IF identifier THEN
+            SELECT coalesce(array_agg(c.doc_ord ORDER BY c.o), '{}'),
+                   coalesce(array_agg(c.units ORDER BY c.o), '{}')
+            INTO second_list, i_units
+            FROM riido.search_column(segs, snap.removed, snap.document_count, snap.len_ident,
+                                     snap.k1, snap.b, 'ident', ident_lex, a_k)
+                 WITH ORDINALITY AS c(doc_ord, units, o);
+            i_ords := second_list;
+        END IF;
+        IF chosen = 'external_hints_baseline_first' THEN
+            SELECT h.v INTO missing FROM unnest(a_hints) AS h(v)
+            WHERE NOT EXISTS (
+                SELECT 1 FROM riido.documents AS d
+                WHERE d.segment_id = ANY(segs) AND d.doc_id = h.v
+                  AND d.doc_ord <> ALL (snap.removed))
+            LIMIT 1;
+            IF FOUND THEN
+                RAISE EXCEPTION 'riido.search: hints name a document not in snapshot %, e.g. %',
+                    quote_literal(a_snapshot), quote_nullable(missing) USING ERRCODE = 'RI004';
+            END IF;
+            SELECT coalesce(array_agg(d.doc_ord ORDER BY h.o), '{}') INTO hint_ords
+            FROM unnest(a_hints) WITH ORDINALITY AS h(v, o)
+            JOIN riido.documents AS d
+              ON d.segment_id = ANY(segs) AND d.doc_id = h.v
+             AND d.doc_ord <> ALL (snap.removed);
+            out_ords := riido.interleave(first_list, hint_ords, a_k);
+        ELSIF chosen = 'bm25' THEN
+            out_ords := first_list;
+        ELSIF chosen = 'identifier_bm25' THEN
+            out_ords := second_list;
+        ELSIF chosen = 'identifier_bm25_baseline_first' THEN
+            out_ords := riido.interleave(first_list, second_list, a_k);
+        ELSE
+            out_ords := riido.interleave(second_list, first_list, a_k);
+        END IF;
+        -- the scores of results one list did not hold (lists.units_of)
+        missing_ords := ARRAY(SELECT o FROM unnest(out_ords) AS o WHERE o <> ALL (r_ords));
+        IF cardinality(missing_ords) > 0 THEN
+            SELECT r_ords || coalesce(array_agg(x.doc_ord), '{}'),
+                   r_units || coalesce(array_agg(x.units), '{}')
+            INTO r_ords, r_units
+            FROM riido.search_scored(segs, snap.removed, snap.document_count, snap.len_raw,
+                                     snap.k1, snap.b, 'raw', raw_lex, missing_ords) AS x;
+        END IF;
+        missing_ords := ARRAY(SELECT o FROM unnest(out_ords) AS o WHERE o <> ALL (i_ords));
+        IF identifier AND cardinality(missing_ords) > 0 THEN
+            SELECT i_ords || coalesce(array_agg(x.doc_ord), '{}'),
+                   i_units || coalesce(array_agg(x.units), '{}')
+            INTO i_ords, i_units
+            FROM riido.search_scored(segs, snap.removed, snap.document_count, snap.len_ident,
+                                     snap.k1, snap.b, 'ident', ident_lex, missing_ords) AS x;
+        END IF;
+    ELSIF chosen = 'identifier_bm25_fused' THEN
+        -- sql/rank_fused.sql: bm25 + w * identifier_bm25
+        WITH fused AS (
+            SELECT coalesce(r.doc_ord, i.doc_ord) AS doc_ord,
+                   coalesce(r.units, 0)::float8 / cfg.scale
+                   + cfg.fused_weight * (coalesce(i.units, 0)::float8 / cfg.scale)
+                     AS score
+            FROM unnest(r_ords, r_units) AS r(doc_ord, units)
+            FULL JOIN unnest(i_ords, i_units) AS i(doc_ord, units) ON i.doc_ord = r.doc_ord
+        )
+        SELECT array_agg(t.doc_ord), array_agg(t.score) INTO out_ords, out_scores
+        FROM riido.search_top(segs, snap.removed,
+                              (SELECT array_agg(f.doc_ord) FROM fused AS f WHERE f.score > 0),
+                              (SELECT array_agg(f.score) FROM fused AS f WHERE f.score > 0),
+                              (SELECT array_agg(f.doc_ord) FROM fused AS f WHERE f.score > 0),
+                              a_k) AS t;
+    ELSIF chosen = 'identifier_bm25_rrf' THEN
+        -- sql/rank_rrf.sql: 1 / (k + rank) in each column that matches
+        WITH ranked AS (
+            SELECT x.col, x.doc_ord,
+                   row_number() OVER (PARTITION BY x.col ORDER BY x.units DESC, x.doc_id) AS r
+            FROM (SELECT m.col, m.doc_ord, m.units,
+                         -- sql/doc_id.sql inline (every match is named)
+                         (SELECT d.doc_id FROM riido.documents AS d
+                          WHERE d.segment_id = (
+                                    SELECT g.segment_id FROM riido.segments AS g
+                                    WHERE g.segment_id = ANY(segs)
+                                      AND m.doc_ord >= g.first_ord
+                                      AND m.doc_ord < g.first_ord + g.documents)
+                            AND d.doc_ord = m.doc_ord) AS doc_id
+                  FROM (SELECT 'raw' AS col, r.doc_ord, r.units
+                        FROM unnest(r_ords, r_units) AS r(doc_ord, units)
+                        UNION ALL
+                        SELECT 'ident', i.doc_ord, i.units
+                        FROM unnest(i_ords, i_units) AS i(doc_ord, units)) AS m) AS x
+        ),
+        ranked_raw AS (SELECT k.doc_ord, k.r FROM ranked AS k WHERE k.col = 'raw'),
+        ranked_ident AS (SELECT k.doc_ord, k.r FROM ranked AS k WHERE k.col = 'ident'),
+        matched AS (
+            SELECT coalesce(a.doc_ord, b.doc_ord) AS doc_ord,
+                   coalesce(1::float8 / (cfg.rrf_k + a.r), 0::float8)
+                   + coalesce(1::float8 / (cfg.rrf_k + b.r), 0::float8) AS score
+            FROM ranked_raw AS a FULL JOIN ranked_ident AS b ON b.doc_ord = a.doc_ord
+        )
+        SELECT array_agg(t.doc_ord), array_agg(t.score) INTO out_ords, out_scores
+        FROM riido.search_top(segs, snap.removed,
+                              (SELECT array_agg(m.doc_ord) FROM matched AS m),
+                              (SELECT array_agg(m.score) FROM matched AS m),
+                              (SELECT array_agg(m.doc_ord) FROM matched AS m),
+                              a_k) AS t;
+    ELSE
+        -- structure_bm25, sql/rank_structure.sql: the name field is the identifier
+        -- query against each document's name, BM25 with b = 0 (its length never read)
+        SELECT coalesce(array_agg(x.doc_ord), '{}'), coalesce(array_agg(x.units), '{}')
+        INTO n_ords, n_units
+        FROM riido.search_scored(segs, snap.removed, snap.document_count,
+                                 snap.document_count, snap.k1, 0::float8, 'name',
+                                 ident_lex) AS x;
+        -- the priors (riido_pg.fields): 1 for a kind the question is about
+        test_prior := CASE WHEN string_to_array(ident_text, ' ') && cfg.test_words
+                           THEN 1::float8 ELSE cfg.structure_test_prior END;
+        example_prior := CASE WHEN string_to_array(ident_text, ' ') && cfg.example_words
+                              THEN 1::float8 ELSE cfg.structure_example_prior END;
+        WITH kinds AS MATERIALIZED (
+            SELECT u.doc_ord,
+                   min(CASE p.lexeme WHEN 'test' THEN test_prior ELSE example_prior END)
+                     AS prior
+            FROM riido.postings AS p
+            CROSS JOIN LATERAL unnest(p.doc_ords) AS u(doc_ord)
+            WHERE p.segment_id = ANY(segs) AND p.col = 'kind'
+              AND p.lexeme IN ('test', 'example')
+            GROUP BY u.doc_ord
+        ),
+        sums AS (
+            SELECT coalesce(r.doc_ord, i.doc_ord) AS doc_ord,
+                   coalesce(r.units, 0) AS raw, coalesce(i.units, 0) AS ident
+            FROM unnest(r_ords, r_units) AS r(doc_ord, units)
+            FULL JOIN unnest(i_ords, i_units) AS i(doc_ord, units) ON i.doc_ord = r.doc_ord
+        ),
+        fused AS (
+            SELECT coalesce(s.doc_ord, n.doc_ord) AS doc_ord,
+                   (coalesce(s.raw, 0)::float8 / cfg.scale
+                    + cfg.structure_w_ident
+                      * (coalesce(s.ident, 0)::float8 / cfg.scale)
+                    + cfg.structure_w_name
+                      * (coalesce(n.units, 0)::float8 / cfg.scale))
+                   * coalesce(t.prior, 1::float8) AS score
+            FROM sums AS s
+            FULL JOIN unnest(n_ords, n_units) AS n(doc_ord, units) ON n.doc_ord = s.doc_ord
+            LEFT JOIN kinds AS t ON t.doc_ord = coalesce(s.doc_ord, n.doc_ord)
+        )
+        SELECT array_agg(t.doc_ord), array_agg(t.score) INTO out_ords, out_scores
+        FROM riido.search_top(segs, snap.removed,
+                              (SELECT array_agg(f.doc_ord) FROM fused AS f WHERE f.score > 0),
+                              (SELECT array_agg(f.score) FROM fused AS f WHERE f.score > 0),
+                              (SELECT array_agg(f.doc_ord) FROM fused AS f WHERE f.score > 0),
+                              a_k) AS t;
+    END IF;
+
+    RETURN QUERY
+    SELECT o.pos::integer, riido.search_doc_id(segs, o.doc_ord),
+           coalesce(r.units, 0)::float8 / cfg.scale,
+           CASE WHEN identifier
+                THEN coalesce(i.units, 0)::float8 / cfg.scale END,
+           label,
+           CASE WHEN out_scores IS NOT NULL THEN coalesce(o.score, 0::float8) END
+    FROM unnest(coalesce(out_ords, '{}'), out_scores) WITH ORDINALITY AS o(doc_ord, score, pos)
+    LEFT JOIN unnest(r_ords, r_units) AS r(doc_ord, units) ON r.doc_ord = o.doc_ord
+    LEFT JOIN unnest(i_ords, i_units) AS i(doc_ord, units) ON i.doc_ord = o.doc_ord
+    ORDER BY o.pos;
+END
+$$;
+
+-- The contract's entry point (README "Search from SQL").
+CREATE FUNCTION riido.search(
+    snapshot text, query text, k integer DEFAULT 10, policy text DEFAULT 'bm25',
+    hints text[] DEFAULT NULL
+) RETURNS TABLE (
+    rank integer, id text, bm25_score double precision,
+    identifier_bm25_score double precision, policy text, score double precision
+)
+LANGUAGE sql STABLE AS $$
+SELECT * FROM riido.search_ranked($1, $2, $3, $4, $5)
+$$;
