@@ -10,6 +10,7 @@ the seed example through ``psql``, and every bad input by its SQLSTATE.
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import shutil
 import subprocess
@@ -30,12 +31,16 @@ from riido_pg import Document, auxiliary_first, baseline_first, load_snapshot, r
 from riido_pg.documents import MAX_QUERY_BYTES
 from riido_pg.ranking import OUT_OF_SCOPE, policies
 from riido_pg.ranking.interleave import iter_interleave
+from riido_pg.resources import migrations_dir
 from riido_pg.splitting import split_identifiers
 
 #: Every policy riido.search runs: all but the learned one.
 SQL_POLICIES = [p.name for p in policies() if not p.needs_model]
 QUERIES = (
     "parse the config file",
+    "test parse the config",  # about tests: their prior lifted
+    "read json value example",  # about examples
+    "split words tests docs",  # about both
     "read json value",
     "split the line into words",
     "the",
@@ -52,7 +57,13 @@ QUERIES = (
 
 @pytest.fixture(scope="module")
 def corpus(db: Database) -> list[Document]:
-    docs = stdlib_functions(300)
+    docs = [
+        *stdlib_functions(300),
+        # test and example code (the kinds structure_bm25's priors read), one of both
+        Document("tests/test_config.py:test_parse_config", "def test_parse_config(): parse"),
+        Document("examples/read_json.py:main", "def main(): read json value config file"),
+        Document("docs/examples/test_words.py:split", "def split(line): words into the line"),
+    ]
     with db.connect() as conn:
         load_snapshot(conn, "std", docs)
         # a snapshot on a base: some documents removed, some changed, one added
@@ -425,3 +436,24 @@ def test_search_is_read_only(db: Database, corpus: list[Document]) -> None:
                 )
             ]
     assert len(ids) == 3
+
+
+def test_the_newest_migration_installing_search_installs_this_package() -> None:
+    """A change to sql/search.sql or to the constants it is installed with comes with a
+    migration that installs them again (an upgraded database keeps what its last
+    migration installed): the newest migration with an ``INSTALLS`` digest records the
+    package's own."""
+    installing = []
+    for path in sorted((migrations_dir() / "versions").glob("[0-9]*.py")):
+        spec = importlib.util.spec_from_file_location(f"riido_migration_{path.stem}", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        if hasattr(module, "INSTALLS"):
+            installing.append(module)
+    assert installing, "no migration installs riido.search"
+    newest = installing[-1]
+    assert newest.INSTALLS == newest.digest(), (
+        f"sql/search.sql or its settings changed since migration {newest.revision}: add a "
+        "migration that installs them again and records the new digest in INSTALLS"
+    )

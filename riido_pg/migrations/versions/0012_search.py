@@ -11,7 +11,10 @@ that the SQL splits and ranks as that Python does:
   (``riido_pg.ranking.policies``) and the query limits.
 
 A later change to those (or to ``sql/search.sql``) needs a migration that installs
-them again; tests/test_sql_search.py compares both implementations.
+them again: a database upgraded before the change would keep the old ones.
+:data:`INSTALLS` records the digest of what this revision installs, and
+tests/test_sql_search.py fails when the newest such digest is not the package's
+(:func:`digest`); it also compares both implementations.
 
 Revision ID: 0012
 Revises: 0011
@@ -21,6 +24,7 @@ Create Date: 2026-12-03
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import unicodedata
 from typing import Any
@@ -119,8 +123,19 @@ def _ranges() -> list[tuple[int, int, str, int | None, str | None, str]]:
     return rows
 
 
-def _settings() -> sql.Composed:
-    values: list[tuple[str, str, Any]] = [
+#: :func:`digest` as of this revision.
+INSTALLS = "1ef246c465e623dc48aee9e49b1d9c280687e5ace370acd94474008307567e04"
+
+
+def digest() -> str:
+    """The sha256 of ``sql/search.sql`` and the settings' values (not of the splitter's
+    classes, which follow the running Python's Unicode version)."""
+    text = sql_text("search") + repr(_values())
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _values() -> list[tuple[str, str, Any]]:
+    return [
         ("max_query_bytes", "integer", MAX_QUERY_BYTES),
         ("max_identifier_lexemes", "integer", MAX_IDENTIFIER_QUERY_LEXEMES),
         ("max_identifier_bytes", "integer", MAX_IDENTIFIER_QUERY_BYTES),
@@ -135,6 +150,10 @@ def _settings() -> sql.Composed:
         ("test_words", "text[]", sorted(TEST_WORDS)),
         ("example_words", "text[]", sorted(EXAMPLE_WORDS)),
     ]
+
+
+def _settings() -> sql.Composed:
+    values = _values()
     columns = sql.SQL(", ").join(
         sql.SQL("{} {}").format(sql.Identifier(name), sql.SQL(kind)) for name, kind, _ in values
     )
