@@ -33,7 +33,7 @@ __all__ = [
 Conn: TypeAlias = psycopg.Connection[Any]
 
 #: The schema revision this version of riido-pg needs (tests check it is alembic's head).
-SCHEMA_REVISION = "0010"
+SCHEMA_REVISION = "0013"
 
 
 def resolve_dsn(dsn: str | None) -> tuple[str, bool]:
