@@ -55,7 +55,7 @@ CONTROL = IDENTIFIER_BM25_BASELINE_FIRST
 SHIPPED = (BM25, CONTROL, STRUCTURE_BM25, MODEL_HINTS_BASELINE_FIRST)
 #: Structure's first M documents, the candidate set of both variants.
 M = 100
-WEIGHTS = (0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
+WEIGHTS = (0.1, 0.2, 0.5, 1.0, 2.0, 4.0)
 RERANK = (3, 5, 10, 20, 50, 100)
 
 
@@ -190,20 +190,29 @@ def run_corpus(conn: Any, corpus: Path, model_name: str) -> dict[str, Any]:
     }
 
 
+def _commit() -> str:
+    import subprocess
+
+    return subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+
+
 def main() -> None:
     p = base_parser(__doc__ or "")
     p.add_argument("--model", default="wordllama-256")
     p.add_argument("--cosqa", type=Path, default=COSQA_DIR)
+    p.add_argument("--no-cosqa", action="store_true", help="leave cosqa-dev out")
     p.add_argument("--docproxy", type=Path, default=None)
     p.add_argument("--history", type=Path, action="append", default=[])
     p.add_argument("--database", default=None, help="an existing database's DSN (snapshots reused)")
     args = p.parse_args()
-    corpora = {"cosqa-dev": args.cosqa}
+    corpora = {} if args.no_cosqa else {"cosqa-dev": args.cosqa}
     if args.docproxy is not None:
         corpora["docproxy"] = args.docproxy
     for h in args.history:
         corpora[h.name] = h
-    out: dict[str, Any] = {"model": args.model, "m": M, "corpora": {}}
+    out: dict[str, Any] = {"model": args.model, "commit": _commit(), "m": M, "corpora": {}}
 
     def run_all(dsn: str) -> None:
         conn = connect(dsn)
