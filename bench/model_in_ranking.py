@@ -190,6 +190,68 @@ def run_corpus(conn: Any, corpus: Path, model_name: str) -> dict[str, Any]:
     }
 
 
+def _per_commit(lines: Sequence[str]) -> tuple[int, float, float] | None:
+    """(snapshots embedded now, median texts per snapshot after the first, median
+    seconds after the first) from the ``embedded …`` lines of a history evaluation."""
+    import re
+
+    got = [
+        re.fullmatch(r"embedded \S+: ([\d,]+) new texts? for [\d,]+ documents? in ([\d.]+) s", x)
+        for x in lines
+    ]
+    rows = [(int(m[1].replace(",", "")), float(m[2])) for m in got if m]
+    if len(rows) < 2:
+        return None
+    later = rows[1:]
+    return (
+        len(rows),
+        float(np.median([t for t, _ in later])),
+        float(np.median([s for _, s in later])),
+    )
+
+
+def markdown(paths: Sequence[Path]) -> str:
+    """The tables of bench/MODELS.md from result files of this script."""
+    out = []
+    for path in paths:
+        data = json.loads(path.read_text())
+        out.append(f"\n**{data['model']}** (commit {data.get('commit', '?')}, {data['when']})\n")
+        out.append(
+            "| corpus | snapshots | documents | texts embedded | embedding s "
+            "| per later commit: texts, s |"
+        )
+        out.append("|---|---:|---:|---:|---:|---|")
+        for name, c in data["corpora"].items():
+            cost = c["cost"]
+            per = _per_commit(c["embedded_lines"])
+            out.append(
+                f"| {name} | {cost['embedded_snapshots']:.0f} | {cost['embedded_documents']:,.0f} "
+                f"| {cost['embedded_texts']:,.0f} | {cost['load_seconds']:.1f} | "
+                + (f"{per[1]:g} texts, {per[2]:.2f} s (median of {per[0] - 1})" if per else "–")
+                + " |"
+            )
+        out.append("")
+        out.append(
+            "| corpus | ranking | R@1 | R@10 | MRR | MRR − control [95 %] "
+            "| MRR − structure_bm25 [95 %] |"
+        )
+        out.append("|---|---|---:|---:|---:|---|---|")
+        for name, c in data["corpora"].items():
+            for v, m in c["variants"].items():
+                if v in (BM25,):
+                    continue
+                cells = []
+                for key in ("vs_control", "vs_structure"):
+                    j = m[key]
+                    mark = {"better": " **better**", "worse": " worse"}.get(j["verdict"], "")
+                    cells.append(f"{j['mean']:+.4f} [{j['low']:+.4f}, {j['high']:+.4f}]{mark}")
+                out.append(
+                    f"| {name} | {v} | {m['recall@1']:.4f} | {m['recall@10']:.4f} | {m['mrr']:.4f} "
+                    f"| {cells[0]} | {cells[1]} |"
+                )
+    return "\n".join(out)
+
+
 def _commit() -> str:
     import subprocess
 
@@ -206,7 +268,11 @@ def main() -> None:
     p.add_argument("--docproxy", type=Path, default=None)
     p.add_argument("--history", type=Path, action="append", default=[])
     p.add_argument("--database", default=None, help="an existing database's DSN (snapshots reused)")
+    p.add_argument("--table", type=Path, nargs="*", help="print the tables of these results")
     args = p.parse_args()
+    if args.table:
+        print(markdown(args.table))
+        return
     corpora = {} if args.no_cosqa else {"cosqa-dev": args.cosqa}
     if args.docproxy is not None:
         corpora["docproxy"] = args.docproxy
