@@ -238,17 +238,24 @@ def embed_snapshot(
     conn: Conn, snapshot_id: str, model: CheckedModel, *, progress: Progress | None = None
 ) -> bool:
     """Embed a ready snapshot's documents under ``model`` (under its writer lock);
-    False if they already are."""
+    False if they already are (then without waiting for the lock: a snapshot another
+    process is embedding under another model can still be read)."""
     get_snapshot(conn, snapshot_id)
+    if _embedded(conn, snapshot_id, model):
+        return False
     with snapshot_lock(conn, snapshot_id):
-        row = conn.execute(
-            "SELECT dim FROM riido.snapshot_models WHERE snapshot_id = %s AND model = %s",
-            (snapshot_id, model.name),
-        ).fetchone()
-        if row is not None and int(row[0]) == model.dim:
+        if _embedded(conn, snapshot_id, model):
             return False
         store_vectors(conn, snapshot_id, model, progress=progress)
         return True
+
+
+def _embedded(conn: Conn, snapshot_id: str, model: CheckedModel) -> bool:
+    row = conn.execute(
+        "SELECT dim FROM riido.snapshot_models WHERE snapshot_id = %s AND model = %s",
+        (snapshot_id, model.name),
+    ).fetchone()
+    return row is not None and int(row[0]) == model.dim
 
 
 def copy_text_vectors(source: Conn, target: Conn, snapshot_id: str) -> None:
