@@ -5,6 +5,7 @@ its cost and a verdict against the control. The real model, no mock."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -207,3 +208,11 @@ def test_eval_agrees_with_rank_snapshot_and_judges_with_cost(conn: Any, tmp_path
     assert cost["embedded_texts"] == distinct  # every text was new, embedded once
     assert data["cost"]["process"]["peak_rss_mb"] > 0
     assert data["model"] == MODEL
+
+
+def test_eval_table_says_what_embedding_cost(cli: Any, tmp_path: Path) -> None:
+    corpus = generated_corpus(tmp_path / "beir", 5, n_docs=60, n_questions=10)
+    result = cli(["eval", str(corpus), "--model", MODEL, "--policy", POLICY])
+    assert result.code == 0, result.stderr
+    rows = [line for line in result.stdout.splitlines() if POLICY in line]
+    assert any(re.search(r"\b\d+ / 60\b", line) for line in rows), result.stdout
