@@ -210,6 +210,14 @@ def _per_commit(lines: Sequence[str]) -> tuple[int, float, float] | None:
     )
 
 
+def _row_order(variant: str) -> tuple[int, float]:
+    """The shipped policies first (as :data:`SHIPPED`), then each variant by its number."""
+    if variant in SHIPPED:
+        return SHIPPED.index(variant), 0.0
+    kind, _, number = variant.replace("@", " ").rpartition(" ")
+    return (len(SHIPPED) if kind.startswith("structure") else len(SHIPPED) + 1), float(number)
+
+
 def markdown(paths: Sequence[Path]) -> str:
     """The tables of bench/MODELS.md from result files of this script."""
     out = []
@@ -237,7 +245,7 @@ def markdown(paths: Sequence[Path]) -> str:
         )
         out.append("|---|---|---:|---:|---:|---|---|")
         for name, c in data["corpora"].items():
-            for v, m in c["variants"].items():
+            for v, m in sorted(c["variants"].items(), key=lambda kv: _row_order(kv[0])):
                 if v in (BM25,):
                     continue
                 cells = []
