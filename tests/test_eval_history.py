@@ -9,6 +9,7 @@ test names its corpora apart (``name=``), so its snapshots are its own.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -263,8 +264,20 @@ def test_bad_directories(conn: Any, repos: dict[str, Repo], tmp_path: Path) -> N
 def test_model_embeds_each_snapshot(conn: Any, repos: dict[str, Repo], tmp_path: Path) -> None:
     pytest.importorskip("wordllama")
     d = corpus(repos, "go", tmp_path, "model-go")
-    done = Database(conn).evaluate(d, model="wordllama-256")
+    notes: list[str] = []
+    done = Database(conn).evaluate(d, model="wordllama-256", note=notes.append)
     data = done.evaluation.to_dict()
+    # one line per snapshot embedded now, saying what it cost; a text is embedded once
+    embedded = [n for n in notes if n.startswith("embedded ")]
+    snapshots = {q.snapshot_id for q in read_history_corpus(d).questions}
+    assert sorted(n.split(":")[0].removeprefix("embedded ") for n in embedded) == sorted(snapshots)
+    for line in embedded:
+        assert re.fullmatch(
+            r"embedded \S+: [\d,]+ new texts? for [\d,]+ documents? in [\d.]+ s", line
+        )
+    cost = data["cost"]["model_hints_baseline_first"]
+    assert cost["embedded_snapshots"] == len(snapshots)
+    assert cost["embedded_texts"] < cost["embedded_documents"]  # snapshots share texts
     assert data["model"] == "wordllama-256"
     policy = "model_hints_baseline_first"
     hc = read_history_corpus(d)

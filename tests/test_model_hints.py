@@ -5,6 +5,7 @@ its cost and a verdict against the control. The real model, no mock."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -36,14 +37,16 @@ def snapshot(db: Database) -> None:
         assert not embed_snapshot(conn, "mh", model_named(MODEL))  # already there
 
 
-def test_embeddings_are_stored_one_per_document(conn: Any) -> None:
+def test_embeddings_are_stored_one_per_text(conn: Any) -> None:
     rows = conn.execute(
-        "SELECT count(*), min(octet_length(vec)), max(octet_length(vec)) "
-        "FROM riido.embeddings AS e JOIN riido.snapshot_segments AS p "
-        "ON p.segment_id = e.segment_id WHERE p.snapshot_id = 'mh' AND e.model = %s",
+        "SELECT count(*), min(octet_length(v.vec)), max(octet_length(v.vec)) "
+        "FROM riido.text_vectors AS v WHERE v.model = %s AND v.text_key IN ("
+        "SELECT d.text_key FROM riido.documents AS d JOIN riido.snapshot_segments AS p "
+        "ON p.segment_id = d.segment_id WHERE p.snapshot_id = 'mh')",
         (MODEL,),
     ).fetchone()
-    assert rows == (200, 256 * 4, 256 * 4)
+    texts = len({d.text for d in stdlib_functions(200)})
+    assert rows == (texts, 256 * 4, 256 * 4)
 
 
 @pytest.mark.parametrize("query", ["read the config file", "parse json", "split a string"])
@@ -193,6 +196,23 @@ def test_eval_agrees_with_rank_snapshot_and_judges_with_cost(conn: Any, tmp_path
     }
     assert verdict["recall@1_minus_bm25"] == 0.0  # baseline-first keeps bm25's first
     cost = data["cost"][POLICY]
-    assert cost["stored_bytes"] == 150 * 256 * 4 and cost["load_seconds"] > 0
+    (distinct,) = conn.execute(
+        "SELECT count(DISTINCT d.text_key) FROM riido.documents AS d "
+        "JOIN riido.snapshot_segments AS p ON p.segment_id = d.segment_id "
+        "WHERE p.snapshot_id = %s",
+        (stored.snapshot_id,),
+    ).fetchone()
+    assert distinct < 150  # the generated corpus repeats some texts: each is stored once
+    assert cost["stored_bytes"] == distinct * 256 * 4 and cost["load_seconds"] > 0
+    assert (cost["embedded_snapshots"], cost["embedded_documents"]) == (1, 150)
+    assert cost["embedded_texts"] == distinct  # every text was new, embedded once
     assert data["cost"]["process"]["peak_rss_mb"] > 0
     assert data["model"] == MODEL
+
+
+def test_eval_table_says_what_embedding_cost(cli: Any, tmp_path: Path) -> None:
+    corpus = generated_corpus(tmp_path / "beir", 5, n_docs=60, n_questions=10)
+    result = cli(["eval", str(corpus), "--model", MODEL, "--policy", POLICY])
+    assert result.code == 0, result.stderr
+    rows = [line for line in result.stdout.splitlines() if POLICY in line]
+    assert any(re.search(r"\b\d+ / 60\b", line) for line in rows), result.stdout

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from riido_pg.api.evaluate import EvalOptions, check_target
 from riido_pg.api.loading import store
-from riido_pg.api.models import embed
+from riido_pg.api.models import embed, embedded_line
 from riido_pg.api.results import Evaluated
 from riido_pg.documents import check_snapshot_id
 from riido_pg.errors import ConflictingOptions, Hint, InvalidCorpus, InvalidInput
@@ -39,6 +39,8 @@ Note = Callable[[str], None]
 
 #: The progress phase counting the snapshots loaded.
 LOADING_PHASE = "snapshots"
+#: The progress phase counting the snapshots embedded (``eval --model``).
+EMBEDDING_PHASE = "embedded_snapshots"
 
 
 def _kind(path: Path) -> str:
@@ -181,6 +183,24 @@ def _load_missing(
         progress(LOADING_PHASE, len(missing), len(missing))
 
 
+def _embed_all(
+    router: Router, sids: Sequence[str], model: str, progress: Progress | None, note: Note | None
+) -> None:
+    """Embed each snapshot not yet embedded (only the texts no vector exists for),
+    saying what each cost."""
+    from riido_pg.storage import get_snapshot
+
+    for i, sid in enumerate(sids):
+        if progress is not None:
+            progress(EMBEDDING_PHASE, i, len(sids))
+        conn = router.owner(sid)
+        done = embed(conn, sid, model, progress)
+        if done is not None and note is not None:
+            note(embedded_line(done, get_snapshot(conn, sid).documents))
+    if progress is not None and sids:
+        progress(EMBEDDING_PHASE, len(sids), len(sids))
+
+
 def history_on(
     router: Router,
     corpora: Sequence[HistoryCorpus],
@@ -200,8 +220,7 @@ def history_on(
     order, missing = _plan(router, corpora, cfg)
     _load_missing(router, missing, cfg, jobs, progress, note)
     if model is not None:  # loaded already: the façade checked it before any work
-        for _, sid in order:
-            embed(router.owner(sid), sid, model, progress)
+        _embed_all(router, [sid for _, sid in order], model, progress, note)
     parts = [
         SnapshotQuestions(
             router.owner(sid),

@@ -21,12 +21,13 @@ PHASES = {
     "rows": "reading rows",
     "documents": "reading documents, indexing their words",
     "tsvectors": "indexing words",
-    "embeddings": "embedding documents",
+    "embeddings": "embedding new texts",
     "index": "building the index",
     "statistics": "updating statistics",
     "commits": "commits read",
     "questions": "questions found",
     "snapshots": "loading snapshots",
+    "embedded_snapshots": "embedding snapshots",
 }
 
 
@@ -37,7 +38,7 @@ STREAMED = frozenset({"files", "functions", "rows", "documents", "commits", "que
 
 #: Phases that count what other phases run inside of (the snapshots an ``eval`` of
 #: history corpora loads, each load's phases in turn): no phase finishes them.
-OUTER = frozenset({"snapshots"})
+OUTER = frozenset({"snapshots", "embedded_snapshots"})
 
 
 def finishes(phase: str, earlier: str) -> bool:

@@ -294,10 +294,17 @@ def print_evaluation(result: Evaluation) -> None:
                 f"{costs[p]['ms_per_question']:.3f}",
                 f"{costs[p]['load_seconds']:.2f}",
                 f"{int(costs[p]['stored_bytes']):,}",
+                _embedded(costs[p]),
             )
             for p in result.policies
         ]
-        names = ("policy", "ms per question", "extra load s", "extra bytes stored")
+        names = (
+            "policy",
+            "ms per question",
+            "extra load s",
+            "extra bytes stored",
+            "texts embedded / documents",
+        )
         _columns(cost_table, names, cost_rows, 1)
         for row in cost_rows:
             cost_table.add_row(_text(row[0]), *row[1:])
@@ -334,6 +341,17 @@ def _verdict(policy: str, v: dict[str, Any]) -> str:
         f"(MRR {v['mrr_minus_control']:+.4f} [{mrr[0]:+.4f}, {mrr[1]:+.4f}], Recall@10 "
         f"{v['recall@10_minus_control']:+.4f} [{r10[0]:+.4f}, {r10[1]:+.4f}] vs the "
         f"control; Recall@1 {v['recall@1_minus_bm25']:+.4f} vs bm25)"
+    )
+
+
+def _embedded(cost: dict[str, float]) -> str:
+    """``1,415 / 57,981 (108 snapshots)``: the texts a model policy's embedding
+    computed against the documents it serves; empty for other policies."""
+    if "embedded_texts" not in cost:
+        return ""
+    snapshots = int(cost["embedded_snapshots"])
+    return f"{int(cost['embedded_texts']):,} / {int(cost['embedded_documents']):,}" + (
+        f" ({snapshots:,} snapshots)" if snapshots > 1 else ""
     )
 
 

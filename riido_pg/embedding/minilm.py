@@ -30,7 +30,12 @@ class MiniLMModel:
     def __init__(self, st_model: Any, name: str = MINILM_NAME) -> None:
         self._model = st_model
         self._name = name
-        dim = st_model.get_sentence_embedding_dimension()
+        # sentence-transformers 6 renamed the method (the old name warns)
+        named = (
+            getattr(st_model, "get_embedding_dimension", None)
+            or st_model.get_sentence_embedding_dimension
+        )
+        dim = named()
         self._dim = int(dim) if dim is not None else 384
 
     @property

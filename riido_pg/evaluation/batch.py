@@ -318,13 +318,21 @@ def measured_costs(
 ) -> dict[str, dict[str, float]] | None:
     """With a model: each policy's cost in this run, milliseconds per question spent
     ranking it (the model's query embedding included), and for the model the load
-    seconds and bytes its vectors added (over every snapshot ranked, a segment they
-    share counted once); under "process", the run's peak memory. None without one."""
+    seconds and bytes its vectors added (over every snapshot ranked, a text they
+    share counted once), the snapshots, their documents and the texts embedding them
+    computed (``embedded_*``); under "process", the run's peak memory. None without
+    one."""
     if chosen.model is None:
         return None
     embed_s = sum(side.embed_seconds for side in learned)
     load_s = sum(side.load_seconds for side in learned)
-    stored = sum(dict(kv for side in learned for kv in side.segment_bytes.items()).values())
+    stored = sum(dict(kv for side in learned for kv in side.vector_bytes.items()).values())
+    # what embedding the snapshots cost: texts embedded against documents served
+    embedding = {
+        "embedded_snapshots": float(len(learned)),
+        "embedded_documents": float(sum(side.documents for side in learned)),
+        "embedded_texts": float(sum(side.texts_embedded or 0 for side in learned)),
+    }
     out: dict[str, dict[str, float]] = {}
     for policy in chosen.policies:
         seconds = clock[policy.name]
@@ -334,6 +342,7 @@ def measured_costs(
             "ms_per_question": 1000 * seconds / max(1, questions),
             "load_seconds": load_s if policy.needs_model else 0.0,
             "stored_bytes": float(stored) if policy.needs_model else 0.0,
+            **(embedding if policy.needs_model else {}),
         }
     out["process"] = {"peak_rss_mb": _peak_rss_mb()}
     return out

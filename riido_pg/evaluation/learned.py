@@ -23,7 +23,12 @@ from riido_pg.ranking.combiners import IDENT, RAW
 from riido_pg.ranking.model_hints import CANDIDATES, cosine_hints, model_named
 from riido_pg.server.connect import Conn
 from riido_pg.server.plans import run
-from riido_pg.storage.embeddings import model_plan, require_model, vectors_plan
+from riido_pg.storage.embeddings import (
+    model_plan,
+    require_model,
+    vector_bytes_plan,
+    vectors_plan,
+)
 from riido_pg.storage.snapshots import Snapshot
 
 __all__ = ["LearnedSide", "prepare"]
@@ -36,12 +41,16 @@ class LearnedSide:
     vectors: np.ndarray
     #: Each question's unit vector, None when it embeds to nothing.
     queries: list[np.ndarray | None]
-    #: Seconds the load spent embedding the corpus, and the bytes the vectors take,
-    #: per segment of its path.
+    #: Seconds the load spent embedding the corpus, and the bytes the vectors its
+    #: documents use take, per text (each text once, however many documents hold it).
     load_seconds: float
-    segment_bytes: dict[uuid.UUID, int]
+    vector_bytes: dict[uuid.UUID, int]
     #: Seconds spent embedding the questions (part of the per-question cost).
     embed_seconds: float
+    #: The snapshot's documents, and the texts its embedding computed (the others
+    #: were stored already; None when embedded before vectors were keyed by content).
+    documents: int = 0
+    texts_embedded: int | None = None
 
     def hints(self, i: int, batch: Batch, row: int) -> list[int] | None:
         """Question ``i``'s hint places (``row``: its row in the batch), or None."""
@@ -62,12 +71,7 @@ def prepare(
     model = model_named(model_name)
     stored = require_model(snap, model, run(conn, model_plan(snap.snapshot_id, model.name)))
     matrix = run(conn, vectors_plan(snap.target, model.name, docs.ords.tolist(), stored.dim))
-    rows = conn.execute(
-        "SELECT e.segment_id, sum(octet_length(e.vec)) FROM riido.embeddings AS e "
-        "JOIN riido.snapshot_segments AS p ON p.segment_id = e.segment_id "
-        "WHERE p.snapshot_id = %s AND e.model = %s GROUP BY e.segment_id",
-        (snap.snapshot_id, model.name),
-    ).fetchall()
+    vector_bytes = run(conn, vector_bytes_plan(snap.snapshot_id, model.name))
     started = time.perf_counter()
     queries: list[np.ndarray | None] = []
     for text in texts:
@@ -80,6 +84,8 @@ def prepare(
         matrix,
         queries,
         stored.embed_seconds,
-        {r[0]: int(r[1]) for r in rows},
+        vector_bytes,
         time.perf_counter() - started,
+        snap.documents,
+        stored.texts_embedded,
     )

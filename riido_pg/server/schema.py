@@ -31,19 +31,18 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 __all__ = [
     "Base",
     "Document",
-    "Embedding",
     "EvalCorpus",
     "Placement",
     "Posting",
     "Question",
     "QuestionTarget",
     "Segment",
-    "SegmentModel",
     "Shard",
     "Snapshot",
     "SnapshotModel",
     "SnapshotSegment",
     "Text",
+    "TextVector",
     "load_stage",
     "metadata",
     "split_chars",
@@ -298,42 +297,29 @@ class SnapshotModel(Base):
     model: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
     dim: Mapped[int] = mapped_column(Integer, nullable=False)
     embed_seconds: Mapped[float] = mapped_column(DOUBLE_PRECISION, nullable=False)
+    #: Texts this snapshot's embedding computed (the others were stored already);
+    #: NULL for a snapshot embedded before revision 0013.
+    texts_embedded: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
-class SegmentModel(Base):
-    """A segment whose documents are embedded under a model."""
+class TextVector(Base):
+    """One text's vector under one model: float32 little-endian, unit length, shared
+    by every document (of any snapshot) holding the text; it goes with its text."""
 
-    __tablename__ = "segment_models"
+    __tablename__ = "text_vectors"
     __table_args__ = (
         ForeignKeyConstraint(
-            ["segment_id"],
-            ["riido.segments.segment_id"],
-            name="segment_models_segment_id_fkey",
+            ["text_key"],
+            ["riido.texts.key"],
+            name="text_vectors_text_key_fkey",
             ondelete="CASCADE",
         ),
+        CheckConstraint("octet_length(vec) = 4 * dim", name="text_vectors_dim_check"),
     )
 
-    segment_id: Mapped[str] = mapped_column(UUID, primary_key=True)
+    text_key: Mapped[str] = mapped_column(UUID, primary_key=True)
     model: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
     dim: Mapped[int] = mapped_column(Integer, nullable=False)
-
-
-class Embedding(Base):
-    """One document's vector under one model: float32 little-endian, unit length."""
-
-    __tablename__ = "embeddings"
-    __table_args__ = (
-        ForeignKeyConstraint(
-            ["segment_id", "model"],
-            ["riido.segment_models.segment_id", "riido.segment_models.model"],
-            name="embeddings_segment_model_fkey",
-            ondelete="CASCADE",
-        ),
-    )
-
-    segment_id: Mapped[str] = mapped_column(UUID, primary_key=True)
-    model: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
-    doc_ord: Mapped[int] = mapped_column(Integer, primary_key=True)
     vec: Mapped[bytes] = mapped_column(BYTEA, nullable=False)
 
 

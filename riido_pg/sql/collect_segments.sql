@@ -2,7 +2,7 @@
 --
 -- A segment loses its last snapshot when the snapshots whose paths hold it are
 -- dropped or replaced; a load that failed or was killed may have written one no
--- snapshot ever held. Their documents, postings and embeddings go with them (ON
+-- snapshot ever held. Their documents and postings go with them (ON
 -- DELETE CASCADE) and their texts become candidates for collect_texts.sql (run next).
 -- Runs only under the texts lock held exclusively (riido_pg.storage.texts), so no
 -- running load is writing, or about to publish, a segment it removes.

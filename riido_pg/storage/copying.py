@@ -3,8 +3,8 @@ needs, nothing the target already holds.
 
 A snapshot needs its own rows (every riido table with a ``snapshot_id`` column: the
 snapshot, its path, its questions, its models), the segments of its path (every
-table with a ``segment_id`` column: the segment, its documents, postings and
-embeddings) and the texts those documents reference. Texts and segments the target
+table with a ``segment_id`` column: the segment, its documents and postings) and
+the texts those documents reference, with their vectors. Texts and segments the target
 already holds are shared there like any load's (a segment is immutable and its id is
 a random uuid, so the same id is the same content). Rows go by ``COPY``, binary
 between servers of one major version; tables are copied parents first.
@@ -15,6 +15,7 @@ from __future__ import annotations
 from psycopg import sql
 
 from riido_pg.server.connect import Conn
+from riido_pg.storage.embeddings import copy_text_vectors
 from riido_pg.storage.texts import copy_texts
 
 __all__ = ["copy_snapshot", "delete_snapshot_rows"]
@@ -66,6 +67,7 @@ def copy_snapshot(source: Conn, target: Conn, snapshot_id: str) -> None:
     transaction: the texts and segments it needs that the target lacks, then its own
     rows (the target must not hold the snapshot: :func:`delete_snapshot_rows`)."""
     copy_texts(source, target, snapshot_id)
+    copy_text_vectors(source, target, snapshot_id)
     path = [
         r[0]
         for r in source.execute(

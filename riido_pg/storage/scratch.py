@@ -70,24 +70,16 @@ def scratch_plan(docs: DocumentSet, text_config: str) -> Plan[Snapshot]:
 
 
 def embed_plan(snap: Snapshot, docs: DocumentSet, model: CheckedModel) -> Plan[None]:
-    """Store every document's vector under ``model`` for a scratch snapshot of
-    ``docs`` (its one segment numbers them in id order, as ``docs`` holds them)."""
-    from riido_pg.embedding import to_bytea
+    """Store the vector of every text of a scratch snapshot of ``docs`` that has none
+    under ``model`` yet (:func:`~riido_pg.storage.embeddings.embed_missing_plan`), and
+    mark the snapshot embedded."""
+    from riido_pg.storage.embeddings import embed_missing_plan, snapshot_texts
 
-    (segment,) = snap.segments
-    vectors = model.embed([d.text for d in docs])
+    embedded = yield from embed_missing_plan(model, snapshot_texts(), (snap.snapshot_id,))
     yield Query(
-        "INSERT INTO riido.segment_models (segment_id, model, dim) VALUES (%s, %s, %s)",
-        (segment, model.name, model.dim),
-    )
-    yield Copy(
-        "COPY riido.embeddings (segment_id, model, doc_ord, vec) FROM STDIN",
-        ((segment, model.name, i, to_bytea(v)) for i, v in enumerate(vectors)),
-    )
-    yield Query(
-        "INSERT INTO riido.snapshot_models (snapshot_id, model, dim, embed_seconds) "
-        "VALUES (%s, %s, %s, 0)",
-        (snap.snapshot_id, model.name, model.dim),
+        "INSERT INTO riido.snapshot_models (snapshot_id, model, dim, embed_seconds, "
+        "texts_embedded) VALUES (%s, %s, %s, 0, %s)",
+        (snap.snapshot_id, model.name, model.dim, embedded),
     )
 
 
