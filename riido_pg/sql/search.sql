@@ -360,10 +360,12 @@ RETURN QUERY
 WITH scored AS MATERIALIZED (
     SELECT s.doc_ord, s.score FROM unnest(a_ords, a_scores) AS s(doc_ord, score)
 ),
+-- every document scoring at least the a_k-th best score (FETCH FIRST ... WITH TIES),
+-- that score found by a sort bounded to a_k rows (sql/rank_tail.sql)
 top AS (
     SELECT s.doc_ord, s.score FROM scored AS s
-    ORDER BY s.score DESC
-    FETCH FIRST a_k ROWS WITH TIES
+    WHERE (s.score >= (SELECT k.score FROM scored AS k ORDER BY k.score DESC
+                       OFFSET a_k - 1 LIMIT 1)) IS NOT FALSE
 ),
 named AS (
     SELECT t.doc_ord, riido.search_doc_id(a_segments, t.doc_ord) AS doc_id, t.score
@@ -397,11 +399,15 @@ DECLARE
 BEGIN
     SELECT coalesce(array_agg(t.doc_ord), '{}'), coalesce(array_agg(t.units), '{}')
     INTO top_ords, top_units
-    FROM (SELECT s.doc_ord, s.units
-          FROM riido.search_scored(a_segments, a_removed, a_n, a_len, a_k1, a_b, a_col,
-                                   a_lexemes) AS s
-          ORDER BY s.units DESC
-          FETCH FIRST a_k ROWS WITH TIES) AS t;
+    FROM (WITH s AS MATERIALIZED (
+              SELECT x.doc_ord, x.units
+              FROM riido.search_scored(a_segments, a_removed, a_n, a_len, a_k1, a_b,
+                                       a_col, a_lexemes) AS x
+          )
+          -- the first a_k and every document tied with the last (sql/rank_tail.sql)
+          SELECT s.doc_ord, s.units FROM s
+          WHERE (s.units >= (SELECT k.units FROM s AS k ORDER BY k.units DESC
+                             OFFSET a_k - 1 LIMIT 1)) IS NOT FALSE) AS t;
     RETURN QUERY
     SELECT r.doc_ord, r.units
     FROM (

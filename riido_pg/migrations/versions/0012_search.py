@@ -124,7 +124,7 @@ def _ranges() -> list[tuple[int, int, str, int | None, str | None, str]]:
 
 
 #: :func:`digest` as of this revision.
-INSTALLS = "1ef246c465e623dc48aee9e49b1d9c280687e5ace370acd94474008307567e04"
+INSTALLS = "607970e83af86ebd0c533d502d95ef3d9d7c385c0cc5f56d2a3ae4fcf02804de"
 
 
 def digest() -> str:
