@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from riido_pg.extract.paths import is_doc_or_example_path, is_test_path
+from riido_pg.extract.paths import DOC_OR_EXAMPLE_DIRS, is_doc_or_example_path, is_test_path
 
 __all__ = [
     "EXAMPLE_WORDS",
@@ -47,23 +47,8 @@ _STEPS = (
 TEST_WORDS = frozenset({"test", "tests", "testing", "tested", "pytest", "unittest", "spec"})
 #: Query words that make a question about documentation, examples or benchmarks: the
 #: example rule leaves such documents where their score puts them.
-EXAMPLE_WORDS = frozenset(
-    {
-        "doc",
-        "docs",
-        "documentation",
-        "example",
-        "examples",
-        "demo",
-        "demos",
-        "sample",
-        "samples",
-        "tutorial",
-        "benchmark",
-        "benchmarks",
-        "bench",
-    }
-)
+#: (the directory names that make code an example, and two words more)
+EXAMPLE_WORDS = DOC_OR_EXAMPLE_DIRS | {"tutorial", "bench"}
 
 
 def _words(ident_text: str) -> list[str]:
