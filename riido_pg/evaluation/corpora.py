@@ -23,6 +23,7 @@ from riido_pg.quoting import shell_command
 from riido_pg.resources import sql_template, sql_text
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import translated
+from riido_pg.storage.fragments import HELD
 from riido_pg.storage.loading import Progress, write_snapshot
 from riido_pg.storage.snapshots import (
     DEFAULT_TEXT_CONFIG,
@@ -232,9 +233,7 @@ GIVEN_TARGETS = sql.SQL(
 def targets_statement(targets: sql.SQL) -> sql.Composed:
     """``eval_targets.sql`` over ``targets`` (:data:`STORED_TARGETS` or
     :data:`GIVEN_TARGETS`)."""
-    return sql.SQL(sql_template("eval_targets")).format(
-        held=sql.SQL(sql_template("snapshot_documents")), targets=targets
-    )
+    return sql.SQL(sql_template("eval_targets")).format(held=HELD, targets=targets)
 
 
 def load_questions(conn: Conn, snap: Snapshot) -> list[StoredQuestion]:

@@ -30,8 +30,8 @@ from psycopg import sql
 
 from riido_pg.ranking import bm25
 from riido_pg.ranking.inputs import MODEL
-from riido_pg.resources import sql_template
 from riido_pg.server.connect import Conn
+from riido_pg.storage.fragments import HELD
 from riido_pg.storage.snapshots import Snapshot
 
 __all__ = [
@@ -88,7 +88,7 @@ def documents(conn: Conn, snap: Snapshot) -> Documents:
             return Documents(np.arange(first, first + snap.documents, dtype=np.int64))
     statement = sql.SQL(
         "WITH {held} SELECT coalesce(array_agg(h.doc_ord ORDER BY h.doc_id), '{{}}') FROM held AS h"
-    ).format(held=sql.SQL(sql_template("snapshot_documents")))
+    ).format(held=HELD)
     row = conn.execute(statement, {"snapshot_id": snap.snapshot_id}, binary=True).fetchone()
     assert row is not None
     return Documents(np.asarray(row[0], dtype=np.int64))

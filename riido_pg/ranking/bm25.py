@@ -23,6 +23,7 @@ from psycopg import sql
 
 from riido_pg.resources import sql_template
 from riido_pg.server.plans import Query
+from riido_pg.storage.fragments import REMOVED_ORDS
 from riido_pg.storage.snapshots import Target
 
 __all__ = [
@@ -57,10 +58,7 @@ WEIGHT = sql.SQL(
     "(u.idf * u.tf / (u.tf + %(k1)s::float8 * (1 - {b} + {b} * u.dl / u.avgdl)) * {scale})::int8"
 )
 
-_REMOVED = sql.SQL(
-    "removed AS MATERIALIZED (SELECT unnest(s.removed) AS doc_ord FROM riido.snapshots AS s "
-    "WHERE s.snapshot_id = %(snapshot_id)s),\n"
-)
+_REMOVED = sql.SQL("removed AS MATERIALIZED ({}),\n").format(REMOVED_ORDS)
 #: A document of the path the snapshot holds: ``{}`` (a doc_ord) not among ``removed``.
 _NOT_REMOVED = sql.SQL("{} NOT IN (SELECT r.doc_ord FROM removed AS r)")
 _KEPT_ALL = sql.SQL("cardinality(p.doc_ords)")

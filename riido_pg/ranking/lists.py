@@ -17,6 +17,7 @@ from riido_pg.errors import InvalidInput
 from riido_pg.ranking import bm25
 from riido_pg.resources import sql_template
 from riido_pg.server.plans import Plan, Query
+from riido_pg.storage.fragments import HELD
 from riido_pg.storage.snapshots import Target
 
 __all__ = ["doc_ids", "hint_ords", "units_of"]
@@ -41,7 +42,7 @@ def hint_ords(target: Target, hints: Sequence[str]) -> Plan[list[int]]:
         sql.SQL(
             "WITH {held} SELECT h.doc_id, h.doc_ord FROM held AS h "
             "WHERE h.doc_id = ANY(%(ids)s::text[])"
-        ).format(held=sql.SQL(sql_template("snapshot_documents"))),
+        ).format(held=HELD),
         {"ids": list(set(hints)), "snapshot_id": target.snapshot_id},
     )
     by_id = {str(r[0]): int(r[1]) for r in result.rows}

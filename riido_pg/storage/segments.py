@@ -30,6 +30,7 @@ from riido_pg.errors import InvalidInput, SnapshotNotFound
 from riido_pg.resources import sql_template
 from riido_pg.server.connect import Conn
 from riido_pg.server.plans import Plan, Query, run
+from riido_pg.storage.fragments import HELD
 from riido_pg.storage.snapshots import Snapshot, find_snapshot
 from riido_pg.storage.staging import Request, Staged
 
@@ -127,9 +128,7 @@ def _candidates(conn: Conn, req: Request, staged: Staged) -> list[Snapshot]:
 def _diff(conn: Conn, base: Snapshot) -> Layout:
     conn.execute("DROP TABLE IF EXISTS riido_added")
     conn.execute('CREATE TEMP TABLE riido_added (doc_id text COLLATE "C", key uuid)')
-    statement = sql.SQL(sql_template("base_diff")).format(
-        held=sql.SQL(sql_template("snapshot_documents"))
-    )
+    statement = sql.SQL(sql_template("base_diff")).format(held=HELD)
     row = conn.execute(statement, {"snapshot_id": base.snapshot_id}).fetchone()
     assert row is not None
     added, _, gone, gone_raw, gone_ident = row

@@ -30,6 +30,7 @@ from riido_pg.server.connect import Conn
 from riido_pg.server.plans import Plan, Query, run
 from riido_pg.server.settle import releasing
 from riido_pg.splitting import SPLITTER_VERSION
+from riido_pg.storage.fragments import HELD
 
 __all__ = [
     "collect_garbage",
@@ -156,7 +157,7 @@ def stored_digest(conn: Conn, snapshot_id: str, text_config: str) -> tuple[str, 
     its documents whose text is missing or does not hash to its key."""
     row = conn.execute(
         sql.SQL(sql_template("snapshot_digest")).format(
-            held=sql.SQL(sql_template("snapshot_documents")), digest=sql.SQL(sql_template("digest"))
+            held=HELD, digest=sql.SQL(sql_template("digest"))
         ),
         {"snapshot_id": snapshot_id, "key_prefix": key_prefix(text_config)},
     ).fetchone()
