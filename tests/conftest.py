@@ -1,7 +1,8 @@
 """The suite's fixtures (its helpers live in the ``support`` package).
 
 The server: ``RIIDO_PG_TEST_DSN`` when set (CI points it at the machine's
-PostgreSQL), otherwise an embedded server under a temporary ``RIIDO_PG_HOME``.
+PostgreSQL), otherwise an embedded server under a temporary ``RIIDO_PG_HOME``, its
+writes not waiting for the disk (``fsync``, ``synchronous_commit`` off).
 The session migrates one template database; each test module gets a copy of it,
 dropped afterwards. If the server cannot be reached the run stops with one clear
 message.
@@ -18,6 +19,7 @@ from typing import Any
 
 import psycopg
 import pytest
+from psycopg import sql
 from support.cli import SCRATCH_HOME, Cli, CliResult, run_cli, run_cli_process
 from support.database import Database, create_database, create_template, drop_database
 
@@ -35,7 +37,13 @@ def _server_dsn() -> str:
     os.environ["RIIDO_PG_HOME"] = str(home)
     from riido_pg.server.embedded import embedded_dsn
 
-    return embedded_dsn()
+    dsn = embedded_dsn()
+    # a throw-away server: no commit waits for the disk (as the clusters the tests start)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+            conn.execute(sql.SQL("ALTER SYSTEM SET {} = off").format(sql.Identifier(setting)))
+        conn.execute("SELECT pg_reload_conf()")
+    return dsn
 
 
 @pytest.fixture(scope="session")
