@@ -14,6 +14,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -110,3 +111,29 @@ def cli_process(db: Database) -> Cli:
         return run_cli_process(args, dsn=db.dsn, **kwargs)
 
     return _run
+
+
+@dataclass(frozen=True)
+class Docproxy:
+    """The documentation-proxy corpus built once a session: the cache directory its
+    pinned sdists were downloaded into (empty before), the BEIR directory, and what
+    ``build_docproxy`` returned."""
+
+    cache: Path
+    out: Path
+    built: Any
+
+
+@pytest.fixture(scope="session")
+def docproxy(tmp_path_factory: pytest.TempPathFactory) -> Docproxy:
+    """The real docproxy corpus (a download, then a build of a few seconds' CPU),
+    shared by the tests that read it; skipped when the index cannot be reached."""
+    from riido_pg.corpora.docproxy import DownloadFailed, build_docproxy
+
+    cache = tmp_path_factory.mktemp("docproxy-cache")
+    out = tmp_path_factory.mktemp("docproxy") / "beir"
+    try:
+        built = build_docproxy(out, cache_dir=cache)
+    except DownloadFailed as exc:
+        pytest.skip(f"cannot download the pinned sdists from the package index: {exc}")
+    return Docproxy(cache, out, built)
