@@ -1,7 +1,8 @@
 """The suite's fixtures (its helpers live in the ``support`` package).
 
 The server: ``RIIDO_PG_TEST_DSN`` when set (CI points it at the machine's
-PostgreSQL), otherwise an embedded server under a temporary ``RIIDO_PG_HOME``.
+PostgreSQL), otherwise an embedded server under a temporary ``RIIDO_PG_HOME``, its
+writes not waiting for the disk (``fsync``, ``synchronous_commit`` off).
 The session migrates one template database; each test module gets a copy of it,
 dropped afterwards. If the server cannot be reached the run stops with one clear
 message.
@@ -13,11 +14,13 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import psycopg
 import pytest
+from psycopg import sql
 from support.cli import SCRATCH_HOME, Cli, CliResult, run_cli, run_cli_process
 from support.database import Database, create_database, create_template, drop_database
 
@@ -35,7 +38,13 @@ def _server_dsn() -> str:
     os.environ["RIIDO_PG_HOME"] = str(home)
     from riido_pg.server.embedded import embedded_dsn
 
-    return embedded_dsn()
+    dsn = embedded_dsn()
+    # a throw-away server: no commit waits for the disk (as the clusters the tests start)
+    with psycopg.connect(dsn, autocommit=True) as conn:
+        for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+            conn.execute(sql.SQL("ALTER SYSTEM SET {} = off").format(sql.Identifier(setting)))
+        conn.execute("SELECT pg_reload_conf()")
+    return dsn
 
 
 @pytest.fixture(scope="session")
@@ -102,3 +111,29 @@ def cli_process(db: Database) -> Cli:
         return run_cli_process(args, dsn=db.dsn, **kwargs)
 
     return _run
+
+
+@dataclass(frozen=True)
+class Docproxy:
+    """The documentation-proxy corpus built once a session: the cache directory its
+    pinned sdists were downloaded into (empty before), the BEIR directory, and what
+    ``build_docproxy`` returned."""
+
+    cache: Path
+    out: Path
+    built: Any
+
+
+@pytest.fixture(scope="session")
+def docproxy(tmp_path_factory: pytest.TempPathFactory) -> Docproxy:
+    """The real docproxy corpus (a download, then a build of a few seconds' CPU),
+    shared by the tests that read it; skipped when the index cannot be reached."""
+    from riido_pg.corpora.docproxy import DownloadFailed, build_docproxy
+
+    cache = tmp_path_factory.mktemp("docproxy-cache")
+    out = tmp_path_factory.mktemp("docproxy") / "beir"
+    try:
+        built = build_docproxy(out, cache_dir=cache)
+    except DownloadFailed as exc:
+        pytest.skip(f"cannot download the pinned sdists from the package index: {exc}")
+    return Docproxy(cache, out, built)

@@ -199,22 +199,10 @@ HAVE_DOCPROXY = importlib.util.find_spec("riido_pg.corpora.docproxy") is not Non
 
 
 @pytest.fixture(scope="module")
-def docproxy_dir(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def docproxy_dir(docproxy: Any) -> Path:
     if not HAVE_DOCPROXY:
         pytest.skip("riido_pg.corpora.docproxy is not available")
-    from riido_pg.corpora.docproxy import DownloadFailed, build_docproxy
-
-    cache = getattr(request.config, "cache", None)  # None under -p no:cacheprovider
-    cache_dir = (
-        cache.mkdir("riido-pg-docproxy")
-        if cache is not None
-        else (tmp_path_factory.mktemp("docproxy-cache"))
-    )
-    out = tmp_path_factory.mktemp("docproxy") / "beir"
-    try:
-        build_docproxy(out, cache_dir=cache_dir)
-    except DownloadFailed as exc:
-        pytest.skip(f"cannot download the pinned sdists: {exc}")
+    out: Path = docproxy.out
     return out
 
 

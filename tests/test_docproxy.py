@@ -10,7 +10,6 @@ import json
 import subprocess
 import sys
 import tarfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -372,11 +371,6 @@ def test_index_serving_other_bytes_is_an_invalid_corpus(
 # --- the real corpus ------------------------------------------------------------------
 
 
-@pytest.fixture(scope="session")
-def docproxy_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    yield tmp_path_factory.mktemp("docproxy-cache")
-
-
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
@@ -391,33 +385,29 @@ DIGESTS_PY311 = {
 
 @pytest.mark.network
 def test_real_build_is_byte_identical_and_sane(
-    docproxy_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    docproxy: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    try:
-        first = build_docproxy(tmp_path / "one", cache_dir=docproxy_cache)
-    except DownloadFailed as exc:
-        pytest.skip(f"cannot download the pinned sdists from the package index: {exc}")
-    assert sorted(p.name for p in docproxy_cache.iterdir()) == sorted(p.filename for p in PINS)
+    first, one = docproxy.built, docproxy.out  # built from an empty cache directory
+    assert sorted(p.name for p in docproxy.cache.iterdir()) == sorted(p.filename for p in PINS)
 
     # the second build must not need pip, the network or the index
     monkeypatch.setattr(subprocess, "run", no_subprocess)
     monkeypatch.setenv("PIP_INDEX_URL", "http://invalid.invalid/simple")
-    second = build_docproxy(tmp_path / "two", cache_dir=docproxy_cache)
+    second = build_docproxy(tmp_path / "two", cache_dir=docproxy.cache)
     assert first == second
     for name in ("corpus.jsonl", "queries.jsonl", "qrels/test.tsv"):
-        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
+        assert (one / name).read_bytes() == (tmp_path / "two" / name).read_bytes()
     assert (first.documents, first.questions, first.qrels) == (3134, 2772, 3108)
     assert first.documents_per_repo == {"click": 174, "rich": 525, "sqlalchemy": 2435}
     if sys.version_info[:2] == (3, 11):
         digests = {
-            name: hashlib.sha256((tmp_path / "one" / name).read_bytes()).hexdigest()
-            for name in DIGESTS_PY311
+            name: hashlib.sha256((one / name).read_bytes()).hexdigest() for name in DIGESTS_PY311
         }
         assert digests == DIGESTS_PY311
 
-    corpus = read_jsonl(tmp_path / "one" / "corpus.jsonl")
-    queries = read_jsonl(tmp_path / "one" / "queries.jsonl")
-    qrels = (tmp_path / "one" / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()
+    corpus = read_jsonl(one / "corpus.jsonl")
+    queries = read_jsonl(one / "queries.jsonl")
+    qrels = (one / "qrels" / "test.tsv").read_text(encoding="utf-8").splitlines()
     doc_ids = {d["_id"] for d in corpus}
     query_ids = {q["_id"] for q in queries}
     assert len(doc_ids) == len(corpus) == first.documents > 1000

@@ -122,8 +122,7 @@ def test_masking_keeps_what_is_not_secret() -> None:
 @pytest.fixture(scope="module")
 def guarded() -> Iterator[clusters.Cluster]:
     """A cluster where role ``pwuser`` must give its password (SCRAM), with three riido
-    databases it owns. The tests on it run the CLI as real processes (``cli_process``),
-    as every cluster test does."""
+    databases it owns."""
     if clusters.pg_bin() is None:
         pytest.skip("no initdb on this machine")
     with clusters.cluster() as node:
@@ -146,19 +145,19 @@ def _pw_dsn(node: clusters.Cluster, dbname: str) -> str:
 
 
 def test_the_password_from_a_file_or_stdin(
-    cli_process: Cli, guarded: clusters.Cluster, tmp_path: Path
+    cli: Cli, guarded: clusters.Cluster, tmp_path: Path
 ) -> None:
     env = {"PGPASSWORD": "", "PGPASSFILE": str(tmp_path / "none")}
-    bare = cli_process(["shards", "add", "p1", _pw_dsn(guarded, "p1")], env=env)
+    bare = cli(["shards", "add", "p1", _pw_dsn(guarded, "p1")], env=env)
     assert bare.code == 1 and "cannot add shard 'p1'" in bare.stderr
     secret = tmp_path / "pw"
     secret.write_text("pw-Secret-1\n")
-    added = cli_process(
+    added = cli(
         ["shards", "add", "p1", _pw_dsn(guarded, "p1"), "--password-file", str(secret)],
         env=env,
     )
     assert (added.code, added.stdout) == (0, "added shard 'p1'\n"), added.stderr
-    piped = cli_process(
+    piped = cli(
         ["shards", "add", "p2", _pw_dsn(guarded, "p2"), "--password-file", "-"],
         env=env,
         input="pw-Secret-1\n",
@@ -166,10 +165,10 @@ def test_the_password_from_a_file_or_stdin(
     assert (piped.code, piped.stdout) == (0, "added shard 'p2'\n"), piped.stderr
     src = numbered_jsonl(tmp_path / "docs.jsonl", 4)
     for shard in ("p1", "p2"):  # later commands need no password: the mapping has it
-        loaded = cli_process(["load", f"on-{shard}", str(src), "--shard", shard], env=env)
+        loaded = cli(["load", f"on-{shard}", str(src), "--shard", shard], env=env)
         assert loaded.code == 0, loaded.stderr
-        assert cli_process(["query", f"on-{shard}", "f"], env=env).code == 0
-    both = cli_process(
+        assert cli(["query", f"on-{shard}", "f"], env=env).code == 0
+    both = cli(
         [
             "shards",
             "add",
@@ -182,25 +181,25 @@ def test_the_password_from_a_file_or_stdin(
     assert both.code == 2 and "not both" in both.stderr and "pw-Secret-1" not in both.stderr
     wrong = tmp_path / "wrong"
     wrong.write_text("not-it\n")
-    denied = cli_process(
+    denied = cli(
         ["shards", "add", "p3", _pw_dsn(guarded, "p3"), "--password-file", str(wrong)],
         env=env,
     )
     assert denied.code == 1 and "cannot add shard 'p3'" in denied.stderr
     assert "not-it" not in denied.stderr
     for shard in ("p1", "p2"):
-        assert cli_process(["snapshots", "drop", f"on-{shard}"], env=env).code == 0
-        assert cli_process(["shards", "remove", shard], env=env).code == 0
+        assert cli(["snapshots", "drop", f"on-{shard}"], env=env).code == 0
+        assert cli(["shards", "remove", shard], env=env).code == 0
 
 
 def test_the_password_from_libpq_password_file(
-    cli_process: Cli, db: Database, guarded: clusters.Cluster, tmp_path: Path
+    cli: Cli, db: Database, guarded: clusters.Cluster, tmp_path: Path
 ) -> None:
     passfile = tmp_path / "pgpass"
     passfile.write_text(f"127.0.0.1:{guarded.port}:*:pwuser:pw-Secret-1\n")
     passfile.chmod(0o600)
     env = {"PGPASSWORD": "", "PGPASSFILE": str(passfile)}
-    added = cli_process(["shards", "add", "p3", _pw_dsn(guarded, "p3")], env=env)
+    added = cli(["shards", "add", "p3", _pw_dsn(guarded, "p3")], env=env)
     assert (added.code, added.stdout) == (0, "added shard 'p3'\n"), added.stderr
     with db.connect() as conn:  # not stored: every client finds it in its own file
         options = conn.execute(
@@ -208,11 +207,9 @@ def test_the_password_from_libpq_password_file(
         ).fetchone()
         assert options is not None and not any(o.startswith("password=") for o in options[0])
     src = numbered_jsonl(tmp_path / "docs.jsonl", 4)
-    assert cli_process(["load", "pf", str(src), "--shard", "p3"], env=env).code == 0
-    assert cli_process(["query", "pf", "f"], env=env).code == 0
-    without = cli_process(
-        ["query", "pf", "f"], env={"PGPASSWORD": "", "PGPASSFILE": str(tmp_path / "x")}
-    )
+    assert cli(["load", "pf", str(src), "--shard", "p3"], env=env).code == 0
+    assert cli(["query", "pf", "f"], env=env).code == 0
+    without = cli(["query", "pf", "f"], env={"PGPASSWORD": "", "PGPASSFILE": str(tmp_path / "x")})
     assert without.code == 1 and without.stderr.startswith("error: shard 'p3' is unavailable")
-    assert cli_process(["snapshots", "drop", "pf"], env=env).code == 0
-    assert cli_process(["shards", "remove", "p3"], env=env).code == 0
+    assert cli(["snapshots", "drop", "pf"], env=env).code == 0
+    assert cli(["shards", "remove", "p3"], env=env).code == 0

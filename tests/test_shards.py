@@ -19,8 +19,7 @@ import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 from support import clusters
-from support.cli import run_cli_process as run_cli  # clusters: real processes
-from support.cli import spawn
+from support.cli import run_cli, spawn
 from support.corpus import generated_corpus, stdlib_functions, write_jsonl
 from support.database import Database
 from support.sessions import WAIT

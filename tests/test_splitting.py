@@ -164,7 +164,7 @@ _TEXT = st.one_of(
 _ASCII_TEXT = st.text(st.characters(max_codepoint=127), max_size=60)
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(_TEXT)
 def test_output_shape(text: str) -> None:
     out = split_identifiers(text)
@@ -179,14 +179,14 @@ def test_output_shape(text: str) -> None:
         assert unicodedata.is_normalized("NFC", word)
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(_TEXT)
 def test_idempotent(text: str) -> None:
     out = split_identifiers(text)
     assert split_identifiers(out) == out
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(_ASCII_TEXT)
 def test_ascii_fast_path_agrees_with_unicode_path(text: str) -> None:
     # Appending a separator and a non-ASCII word forces the Unicode path; the separator
@@ -203,7 +203,7 @@ def _fold_sigma(s: str) -> str:
     return s.replace("ς", "σ")
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(_TEXT)
 def test_words_are_substrings_of_lowercased_input(text: str) -> None:
     nfc = unicodedata.normalize("NFC", text)
@@ -216,7 +216,7 @@ def test_words_are_substrings_of_lowercased_input(text: str) -> None:
         assert _fold_sigma(word) in haystack
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(_TEXT)
 def test_words_are_lowercased_ordered_disjoint_slices(text: str) -> None:
     # Stronger, exact form: the words are the lowercased (and renormalized) forms of
@@ -237,7 +237,7 @@ def test_words_are_lowercased_ordered_disjoint_slices(text: str) -> None:
         pos = found[1]
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(st.lists(_TEXT, max_size=6))
 def test_space_separated_words_split_independently(chunks: list[str]) -> None:
     # Splitting never joins characters across a space: the split of the whole is the

@@ -14,7 +14,7 @@ import psycopg
 import pytest
 from psycopg.conninfo import make_conninfo
 from support import clusters
-from support.cli import EXAMPLE, run_cli_process
+from support.cli import EXAMPLE, run_cli
 from support.corpus import generated_corpus
 from support.sessions import wait_until
 
@@ -38,13 +38,13 @@ def pair(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str, s
             conn.execute("CREATE DATABASE riido")
         dsn = primary.dsn("riido")
         migrate.upgrade(dsn)
-        assert run_cli_process(["load", "demo", str(beir / "corpus.jsonl")], dsn=dsn).code == 0
+        assert run_cli(["load", "demo", str(beir / "corpus.jsonl")], dsn=dsn).code == 0
         # demo2: demo's documents but the first five, stored on demo
         lines = (beir / "corpus.jsonl").read_text().splitlines(keepends=True)
         (beir / "demo2.jsonl").write_text("".join(lines[5:]))
         demo2 = ["load", "demo2", str(beir / "demo2.jsonl"), "--base", "demo"]
-        assert run_cli_process(demo2, dsn=dsn).code == 0
-        stored = run_cli_process(["eval", str(beir), "--output", "-"], dsn=dsn)
+        assert run_cli(demo2, dsn=dsn).code == 0
+        stored = run_cli(["eval", str(beir), "--output", "-"], dsn=dsn)
         snap = json.loads(stored.stdout)["corpus"]["snapshot_id"]
         with clusters.standby_of(primary) as standby:
             yield (*_both(dsn, standby), snap)
@@ -78,8 +78,8 @@ def test_reads_work_on_a_standby(pair: tuple[str, str, str]) -> None:
         ["snapshots", "list", "--format", "json"],
         ["eval", "--snapshot", snap, "--output", "-"],
     ):
-        on_primary = run_cli_process(args, dsn=primary)
-        on_standby = run_cli_process(args, dsn=standby)
+        on_primary = run_cli(args, dsn=primary)
+        on_standby = run_cli(args, dsn=standby)
         assert on_standby.code == 0, on_standby.stderr
         assert on_standby.stdout == on_primary.stdout
 
@@ -109,7 +109,7 @@ def test_load_on_a_standby_fails_clearly(pair: tuple[str, str, str], tmp_path: P
         (["snapshots", "drop", "demo"], None),
         (["hints"], EXAMPLE),
     ):
-        refused = run_cli_process(args, dsn=standby, input=stdin)
+        refused = run_cli(args, dsn=standby, input=stdin)
         assert refused.code == 1 and refused.stdout == ""
         assert refused.stderr.count("\n") == 1 and "read-only hot standby" in refused.stderr
 
@@ -126,10 +126,10 @@ def test_multi_host_dsn_reads_from_the_standby_and_loads_on_the_primary(
         assert conn.execute("SELECT pg_is_in_recovery()").fetchone() == (True,)
     src = tmp_path / "docs.jsonl"
     src.write_text(json.dumps({"id": "a", "text": "read config"}) + "\n")
-    loaded = run_cli_process(["load", "multi", str(src)], dsn=writer)
+    loaded = run_cli(["load", "multi", str(src)], dsn=writer)
     assert loaded.code == 0, loaded.stderr
     _replayed(standby, "multi")
-    q = run_cli_process(["query", "multi", "config"], dsn=reader)
+    q = run_cli(["query", "multi", "config"], dsn=reader)
     assert q.code == 0 and json.loads(q.stdout)["candidates"][0]["id"] == "a"
 
 
@@ -148,5 +148,5 @@ def test_a_snapshot_loading_on_the_primary_is_not_ready_on_the_standby(
         ("half",),
         "the loading row to reach the standby",
     )
-    q = run_cli_process(["query", "half", "config"], dsn=standby)
+    q = run_cli(["query", "half", "config"], dsn=standby)
     assert q.code == 1 and "not ready on this standby" in q.stderr

@@ -6,7 +6,10 @@ buffers (not terminals, like pipes), the environment is :func:`cli_env`'s, the
 root logger is bare and logging enabled, the SIGINT and SIGTERM handlers ``main()`` installs and
 the model cache (:func:`riido_pg.ranking.model_hints.model_named`) are reset
 afterwards, and an exception ``main()`` lets through (``--debug``) becomes a
-traceback on stderr and exit 1, as the interpreter does. Its result is what
+traceback on stderr and exit 1, as the interpreter does. The click command typer
+builds from the ``app`` (``typer.main.get_command``, ~0.1 s of reading signatures and
+annotations, what a process pays once) is built once for the session and reused by
+every run, as a long-lived process would. Its result is what
 :func:`run_cli_process` gives for the same call; ``tests/test_cli_runner.py`` checks
 that they agree. One difference is on purpose: a warning raised during the run is an
 error, as everywhere in the suite (pytest's ``filterwarnings``), where a process
@@ -42,6 +45,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO, Any, Literal
 
+import typer.main
 from typer.testing import CliRunner
 
 try:  # the click that typer uses: its own copy (newer typer) or the click package
@@ -140,11 +144,24 @@ def _forget_models() -> None:
         module.model_named.cache_clear()
 
 
+_get_command = typer.main.get_command
+_commands: dict[int, tuple[Any, Any]] = {}
+
+
+def _command_built_once(app: Any) -> Any:
+    """``typer.main.get_command(app)``, built on the first call for ``app`` only (the
+    app is kept with it: its id stays its own)."""
+    if id(app) not in _commands:
+        _commands[id(app)] = (app, _get_command(app))
+    return _commands[id(app)][1]
+
+
 @contextmanager
 def _as_a_new_process(env: Mapping[str, str]) -> Iterator[None]:
     """This process's global state as a new ``riido-pg`` process finds it, and put back
     afterwards: environment, root logger, logging switch, SIGINT and SIGTERM handlers,
-    model cache."""
+    model cache; ``typer.main.get_command`` answers from :func:`_command_built_once`
+    meanwhile."""
     saved_env = dict(os.environ)
     root = logging.getLogger()
     saved_handlers, saved_level = list(root.handlers), root.level
@@ -156,9 +173,11 @@ def _as_a_new_process(env: Mapping[str, str]) -> Iterator[None]:
     logging.disable(logging.NOTSET)
     _forget_models()
     _set_environ(env)
+    typer.main.get_command = _command_built_once
     try:
         yield
     finally:
+        typer.main.get_command = _get_command
         _set_environ(saved_env)
         _forget_models()
         for signum, handler in saved_signals.items():

@@ -1,6 +1,7 @@
 """Throw-away PostgreSQL clusters on loopback, for the shard and standby tests and the
 shard bench (not a test module): ``initdb`` + ``pg_ctl`` on a free port in a temporary
-directory, run as the ``postgres`` user when we are root, removed afterwards.
+directory, run as the ``postgres`` user when we are root, removed afterwards. One
+``initdb`` a process: later clusters start from a copy of its data directory.
 
 The Debian PostgreSQL 15 binaries are preferred (they ship ``postgres_fdw``), then
 whatever ``initdb`` is on PATH; :func:`pg_bin` is None when there is none.
@@ -8,6 +9,8 @@ whatever ``initdb`` is on PATH; :func:`pg_bin` is None when there is none.
 
 from __future__ import annotations
 
+import atexit
+import functools
 import os
 import shutil
 import socket
@@ -87,6 +90,21 @@ def _workdir() -> Iterator[Path]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+@functools.cache
+def _initialized(binary: Path) -> Path:
+    """A data directory fresh from ``initdb`` (trust authentication, replication
+    allowed on loopback), never started: made once a process, removed at its exit."""
+    root = Path(tempfile.mkdtemp(prefix="riido-pg-initdb-"))
+    atexit.register(shutil.rmtree, root, True)
+    if os.geteuid() == 0:
+        shutil.chown(root, "postgres", "postgres")
+    data = root / "data"
+    _run([str(binary / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "-N"])
+    with (data / "pg_hba.conf").open("a") as hba:
+        hba.write("host replication all 127.0.0.1/32 trust\n")
+    return data
+
+
 @contextmanager
 def cluster() -> Iterator[Cluster]:
     """A new cluster (trust authentication on loopback, replication allowed), started."""
@@ -94,9 +112,8 @@ def cluster() -> Iterator[Cluster]:
     assert binary is not None, "no initdb"
     with _workdir() as root:
         data = root / "data"
-        _run([str(binary / "initdb"), "-D", str(data), "-U", "postgres", "-A", "trust", "-N"])
-        with (data / "pg_hba.conf").open("a") as hba:
-            hba.write("host replication all 127.0.0.1/32 trust\n")
+        # cp -a keeps the owner (postgres when we are root) and the 0700 mode
+        subprocess.run(["cp", "-a", str(_initialized(binary)), str(data)], check=True)
         port = _free_port()
         _configure(data, port)
         node = Cluster(binary, data, port)

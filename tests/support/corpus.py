@@ -5,8 +5,10 @@ small BEIR directories and JSON Lines files written on the fly."""
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import random
+import re
 import string
 import sysconfig
 from collections.abc import Iterable
@@ -39,18 +41,44 @@ WORDS = (
 
 def stdlib_functions(limit: int = 400) -> list[Document]:
     """Up to ``limit`` functions (with their docstrings) from a fixed set of modules."""
+    return list(_stdlib_functions()[:limit])
+
+
+@functools.cache
+def _stdlib_functions() -> tuple[Document, ...]:
+    """Every function of :data:`_MODULES`, sorted by id: parsed once a session."""
     root = Path(sysconfig.get_paths()["stdlib"])
     docs: list[Document] = []
     for rel in _MODULES:
-        path = root / rel
-        source = path.read_text(encoding="utf-8")
+        source = (root / rel).read_text(encoding="utf-8")
+        lines = _lines(source)
         for node in ast.walk(ast.parse(source)):
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-                text = ast.get_source_segment(source, node)
+                text = _segment(lines, node)
                 if text:
                     docs.append(Document(f"{rel}:{node.name}:{node.lineno}", text))
     docs.sort(key=lambda d: d.id)
-    return docs[:limit]
+    return tuple(docs)
+
+
+def _lines(source: str) -> list[str]:
+    """``source`` cut after each line end (``\\r\\n``, ``\\r`` or ``\\n``, what the parser
+    counts as one; a form feed is no line end), the ends kept."""
+    return re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", source)
+
+
+def _segment(lines: list[str], node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    """What ``ast.get_source_segment(source, node)`` gives, from ``source``'s
+    :func:`_lines` cut once: the standard function cuts the whole source again on
+    each call, which made taking every function of a module quadratic."""
+    if node.end_lineno is None or node.end_col_offset is None:
+        return None
+    first, last = node.lineno - 1, node.end_lineno - 1
+    if first == last:
+        return lines[first].encode()[node.col_offset : node.end_col_offset].decode()
+    head = lines[first].encode()[node.col_offset :].decode()
+    tail = lines[last].encode()[: node.end_col_offset].decode()
+    return "".join([head, *lines[first + 1 : last], tail])
 
 
 def write_jsonl(path: Path, docs: Iterable[dict[str, Any]]) -> Path:
