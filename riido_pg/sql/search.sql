@@ -236,72 +236,65 @@ CREATE FUNCTION riido.search_scored(
     a_b float8, a_col text, a_lexemes text[], a_only integer[] DEFAULT NULL
 ) RETURNS TABLE (doc_ord integer, units bigint)
 LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
-#variable_conflict use_column
+DECLARE
+    scale constant float8 := (SELECT c.scale FROM riido.search_settings() AS c);
+    -- units summed as float8 where no sum of a document's units (one per query
+    -- lexeme, each at most ln(2N + 2) * 2^40 rounded) can reach 2^53: every partial
+    -- sum is then an exact integer, the same as the int8 sum (riido_pg.ranking.bm25)
+    exact constant boolean := a_k1 >= 0 AND a_b BETWEEN 0 AND 1
+        AND cardinality(a_lexemes)
+            * (ln(2 * greatest(a_n, 0) + 2) * (1 + 1e-9) * scale + 1) < 2::float8 ^ 53;
+    removed constant boolean := cardinality(a_removed) > 0;
 BEGIN
-IF cardinality(a_removed) = 0 THEN
-RETURN QUERY
-WITH terms AS MATERIALIZED (
-    SELECT y.lexeme, y.doc_ords, y.tfs, y.dls,
-           ln(1 + (a_n::float8 - y.df + 0.5) / (y.df + 0.5)) AS idf,
-           a_len::float8 / a_n::float8 AS avgdl
-    FROM (
-        SELECT p.lexeme, p.doc_ords, p.tfs, p.dls,
-               (sum(cardinality(p.doc_ords)) OVER (PARTITION BY p.lexeme))::float8 AS df
-        FROM unnest(a_lexemes) AS q(lexeme)
-        JOIN riido.postings AS p
-          ON p.segment_id = ANY(a_segments) AND p.col = a_col AND p.lexeme = q.lexeme
-    ) AS y
-),
-entries AS (
-    SELECT u.doc_ord,
-           (t.idf * u.tf / (u.tf + a_k1 * (1 - a_b
-            + a_b * u.dl / t.avgdl)) * (SELECT c.scale FROM riido.search_settings() AS c))::int8 AS units
-    FROM terms AS t
-    CROSS JOIN LATERAL unnest(t.doc_ords, t.tfs, t.dls) AS u(doc_ord, tf, dl)
-    WHERE a_only IS NULL OR u.doc_ord = ANY (a_only)
-)
-SELECT e.doc_ord, sum(e.units)::int8 FROM entries AS e GROUP BY e.doc_ord;
-RETURN;
-END IF;
--- the snapshot removed documents of its path: they are left out, and df is each
--- postings row's length less the removed documents it holds
-RETURN QUERY
-WITH removed AS MATERIALIZED (SELECT unnest(a_removed) AS doc_ord),
-postings AS MATERIALIZED (
-    SELECT p.segment_id, p.lexeme, p.doc_ords, p.tfs, p.dls
-    FROM unnest(a_lexemes) AS q(lexeme)
-    JOIN riido.postings AS p
-      ON p.segment_id = ANY(a_segments) AND p.col = a_col AND p.lexeme = q.lexeme
-),
-gone AS MATERIALIZED (
-    SELECT x.segment_id, x.lexeme, count(*) AS n
-    FROM (SELECT g.segment_id, g.lexeme, unnest(g.doc_ords) AS doc_ord
-          FROM postings AS g) AS x
-    WHERE x.doc_ord IN (SELECT r.doc_ord FROM removed AS r)
-    GROUP BY x.segment_id, x.lexeme
-),
+-- one statement, composed for this call: the removed documents' df pass and filter
+-- only when the snapshot removed some (sql/scored.sql, riido_pg.ranking.bm25)
+RETURN QUERY EXECUTE format($q$
+WITH %1$s
 terms AS MATERIALIZED (
     SELECT y.lexeme, y.doc_ords, y.tfs, y.dls,
-           ln(1 + (a_n::float8 - y.df + 0.5) / (y.df + 0.5)) AS idf,
-           a_len::float8 / a_n::float8 AS avgdl
+           ln(1 + ($3::float8 - y.df + 0.5) / (y.df + 0.5)) AS idf,
+           $4::float8 / $3::float8 AS avgdl
     FROM (
         SELECT p.lexeme, p.doc_ords, p.tfs, p.dls,
-               (sum(cardinality(p.doc_ords) - coalesce((SELECT g.n FROM gone AS g
-                    WHERE g.segment_id = p.segment_id AND g.lexeme = p.lexeme), 0))
-                OVER (PARTITION BY p.lexeme))::float8 AS df
-        FROM postings AS p
+               (sum(%2$s) OVER (PARTITION BY p.lexeme))::float8 AS df
+        FROM unnest($8) AS q(lexeme)
+        JOIN riido.postings AS p
+          ON p.segment_id = ANY($1) AND p.col = $7 AND p.lexeme = q.lexeme
     ) AS y
 ),
 entries AS (
     SELECT u.doc_ord,
-           (t.idf * u.tf / (u.tf + a_k1 * (1 - a_b
-            + a_b * u.dl / t.avgdl)) * (SELECT c.scale FROM riido.search_settings() AS c))::int8 AS units
-    FROM terms AS t
-    CROSS JOIN LATERAL unnest(t.doc_ords, t.tfs, t.dls) AS u(doc_ord, tf, dl)
-    WHERE u.doc_ord NOT IN (SELECT r.doc_ord FROM removed AS r)
-      AND (a_only IS NULL OR u.doc_ord = ANY (a_only))
+           (u.idf * u.tf / (u.tf + $5 * (1 - $6 + $6 * u.dl / u.avgdl)) * $10)::int8
+             AS units
+    FROM (
+        SELECT t.idf, t.avgdl,
+               unnest(t.doc_ords) AS doc_ord, unnest(t.tfs) AS tf, unnest(t.dls) AS dl
+        FROM terms AS t
+    ) AS u
+    WHERE $9 IS NULL OR u.doc_ord = ANY ($9)
 )
-SELECT e.doc_ord, sum(e.units)::int8 FROM entries AS e GROUP BY e.doc_ord;
+SELECT e.doc_ord, %3$s FROM entries AS e GROUP BY e.doc_ord %4$s
+$q$,
+    CASE WHEN removed THEN
+        'removed AS MATERIALIZED (SELECT unnest($2) AS doc_ord),
+         gone AS MATERIALIZED (
+             SELECT x.segment_id, x.lexeme, count(*) AS n
+             FROM (SELECT p.segment_id, p.lexeme, unnest(p.doc_ords) AS doc_ord
+                   FROM unnest($8) AS q(lexeme)
+                   JOIN riido.postings AS p
+                     ON p.segment_id = ANY($1) AND p.col = $7 AND p.lexeme = q.lexeme) AS x
+             WHERE x.doc_ord IN (SELECT r.doc_ord FROM removed AS r)
+             GROUP BY x.segment_id, x.lexeme
+         ),'
+    ELSE '' END,
+    CASE WHEN removed THEN
+        'cardinality(p.doc_ords) - coalesce((SELECT g.n FROM gone AS g
+             WHERE g.segment_id = p.segment_id AND g.lexeme = p.lexeme), 0)'
+    ELSE 'cardinality(p.doc_ords)' END,
+    CASE WHEN exact THEN 'sum(e.units::float8)::int8' ELSE 'sum(e.units)::int8' END,
+    CASE WHEN removed THEN 'HAVING e.doc_ord NOT IN (SELECT r.doc_ord FROM removed AS r)'
+    ELSE '' END)
+USING a_segments, a_removed, a_n, a_len, a_k1, a_b, a_col, a_lexemes, a_only, scale;
 END
 $$;
 

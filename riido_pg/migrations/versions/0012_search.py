@@ -124,7 +124,7 @@ def _ranges() -> list[tuple[int, int, str, int | None, str | None, str]]:
 
 
 #: :func:`digest` as of this revision.
-INSTALLS = "607970e83af86ebd0c533d502d95ef3d9d7c385c0cc5f56d2a3ae4fcf02804de"
+INSTALLS = "04de48fe2613361d833dde3a120105f892eca566f212bdbbc8ca454e6acaff77"
 
 
 def digest() -> str:
