@@ -245,9 +245,62 @@ DECLARE
         AND cardinality(a_lexemes)
             * (ln(2 * greatest(a_n, 0) + 2) * (1 + 1e-9) * scale + 1) < 2::float8 ^ 53;
     removed constant boolean := cardinality(a_removed) > 0;
+    -- the removed documents and how many of each postings row they are (for df)
+    gone constant text := CASE WHEN removed THEN
+        'removed AS MATERIALIZED (SELECT unnest($2) AS doc_ord),
+         gone AS MATERIALIZED (
+             SELECT x.segment_id, x.lexeme, count(*) AS n
+             FROM (SELECT p.segment_id, p.lexeme, unnest(p.doc_ords) AS doc_ord
+                   FROM unnest($8) AS q(lexeme)
+                   JOIN riido.postings AS p
+                     ON p.segment_id = ANY($1) AND p.col = $7 AND p.lexeme = q.lexeme) AS x
+             WHERE x.doc_ord IN (SELECT r.doc_ord FROM removed AS r)
+             GROUP BY x.segment_id, x.lexeme
+         ),' ELSE '' END;
+    kept constant text := CASE WHEN removed THEN
+        'cardinality(p.doc_ords) - coalesce((SELECT g.n FROM gone AS g
+             WHERE g.segment_id = p.segment_id AND g.lexeme = p.lexeme), 0)'
+        ELSE 'cardinality(p.doc_ords)' END;
+    total constant text :=
+        CASE WHEN exact THEN 'sum(e.units::float8)::int8' ELSE 'sum(e.units)::int8' END;
 BEGIN
--- one statement, composed for this call: the removed documents' df pass and filter
--- only when the snapshot removed some (sql/scored.sql, riido_pg.ranking.bm25)
+IF a_only IS NOT NULL AND a_col IN ('raw', 'ident') THEN
+-- given documents of a body column (sql/scores.sql): tf and dl from each one's own
+-- text, df from the postings rows' lengths; no pass over the postings' entries
+RETURN QUERY EXECUTE format($q$
+WITH %1$s
+terms AS MATERIALIZED (
+    SELECT y.lexeme,
+           ln(1 + ($3::float8 - y.df + 0.5) / (y.df + 0.5)) AS idf,
+           $4::float8 / $3::float8 AS avgdl
+    FROM (
+        SELECT p.lexeme, (sum(%2$s))::float8 AS df
+        FROM unnest($8) AS q(lexeme)
+        JOIN riido.postings AS p
+          ON p.segment_id = ANY($1) AND p.col = $7 AND p.lexeme = q.lexeme
+        GROUP BY p.lexeme
+    ) AS y
+),
+entries AS (
+    SELECT u.doc_ord,
+           (u.idf * u.tf / (u.tf + $5 * (1 - $6 + $6 * u.dl / u.avgdl)) * $10)::int8
+             AS units
+    FROM (
+        SELECT o.doc_ord, w.idf, w.avgdl, cardinality(x.positions) AS tf, t.%4$I AS dl
+        FROM unnest($9) AS o(doc_ord)
+        JOIN riido.documents AS d ON d.segment_id = ANY($1) AND d.doc_ord = o.doc_ord
+        JOIN riido.texts AS t ON t.key = d.text_key
+        CROSS JOIN LATERAL unnest(t.%5$I) AS x
+        JOIN terms AS w ON w.lexeme = x.lexeme
+    ) AS u
+)
+SELECT e.doc_ord, %3$s FROM entries AS e GROUP BY e.doc_ord
+$q$, gone, kept, total, 'len_' || a_col, 'tsv_' || a_col)
+USING a_segments, a_removed, a_n, a_len, a_k1, a_b, a_col, a_lexemes, a_only, scale;
+RETURN;
+END IF;
+-- every matching document (sql/scored.sql): the posting arrays unnested in the
+-- select list (streamed); the removed documents left out per document
 RETURN QUERY EXECUTE format($q$
 WITH %1$s
 terms AS MATERIALIZED (
@@ -275,23 +328,7 @@ entries AS (
 )
 SELECT e.doc_ord, %3$s FROM entries AS e GROUP BY e.doc_ord %4$s
 $q$,
-    CASE WHEN removed THEN
-        'removed AS MATERIALIZED (SELECT unnest($2) AS doc_ord),
-         gone AS MATERIALIZED (
-             SELECT x.segment_id, x.lexeme, count(*) AS n
-             FROM (SELECT p.segment_id, p.lexeme, unnest(p.doc_ords) AS doc_ord
-                   FROM unnest($8) AS q(lexeme)
-                   JOIN riido.postings AS p
-                     ON p.segment_id = ANY($1) AND p.col = $7 AND p.lexeme = q.lexeme) AS x
-             WHERE x.doc_ord IN (SELECT r.doc_ord FROM removed AS r)
-             GROUP BY x.segment_id, x.lexeme
-         ),'
-    ELSE '' END,
-    CASE WHEN removed THEN
-        'cardinality(p.doc_ords) - coalesce((SELECT g.n FROM gone AS g
-             WHERE g.segment_id = p.segment_id AND g.lexeme = p.lexeme), 0)'
-    ELSE 'cardinality(p.doc_ords)' END,
-    CASE WHEN exact THEN 'sum(e.units::float8)::int8' ELSE 'sum(e.units)::int8' END,
+    gone, kept, total,
     CASE WHEN removed THEN 'HAVING e.doc_ord NOT IN (SELECT r.doc_ord FROM removed AS r)'
     ELSE '' END)
 USING a_segments, a_removed, a_n, a_len, a_k1, a_b, a_col, a_lexemes, a_only, scale;

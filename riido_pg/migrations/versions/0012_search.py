@@ -124,7 +124,7 @@ def _ranges() -> list[tuple[int, int, str, int | None, str | None, str]]:
 
 
 #: :func:`digest` as of this revision.
-INSTALLS = "04de48fe2613361d833dde3a120105f892eca566f212bdbbc8ca454e6acaff77"
+INSTALLS = "4a86c290c13f9393bb7cf465a55a44134cd6e57b1aee2bfa96ab4ba9021f2612"
 
 
 def digest() -> str:
