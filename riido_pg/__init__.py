@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from riido_pg import db
+    from riido_pg._version import __version__
     from riido_pg.api import Database, Evaluated, Listing, Loaded
     from riido_pg.documents import Document, DocumentSet, HintsRequest, RankRequest
     from riido_pg.errors import (
@@ -58,7 +59,6 @@ if TYPE_CHECKING:
         load_snapshot_from_table,
     )
 
-from riido_pg._version import __version__
 
 __all__ = [
     "Candidate",
@@ -117,6 +117,7 @@ __all__ = [
 #: as ``error: interrupted`` (:mod:`riido_pg.cli`). ``riido_pg.db.connect`` works after
 #: a plain ``import riido_pg``, as before.
 _HOMES = {
+    "__version__": "riido_pg._version",
     "Candidate": "riido_pg.ranking",
     "ConflictingOptions": "riido_pg.errors",
     "Database": "riido_pg.api",

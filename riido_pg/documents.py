@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, overload
+from typing import Any, BinaryIO, overload
 
 from riido_pg.errors import InvalidInput
 from riido_pg.jsontext import read_json
@@ -38,6 +38,7 @@ __all__ = [
     "document_from_object",
     "parse_json",
     "parse_request",
+    "read_request",
     "text_problem",
     "validate_documents",
 ]
@@ -306,6 +307,13 @@ def parse_json(text: str, where: str, expected: str = "JSON") -> Any:
     if not text.strip():
         raise InvalidInput(f"{where}: the input is empty; expected {expected}")
     return read_json(text, where)
+
+
+def read_request(stream: BinaryIO, where: str = "stdin") -> RankRequest:
+    """Read and parse a ``hints`` request from ``stream``: one byte past
+    :data:`MAX_REQUEST_BYTES` at most, never more (:func:`parse_request` reports the
+    overflow), so a huge input is refused without being read."""
+    return parse_request(stream.read(MAX_REQUEST_BYTES + 1), where)
 
 
 def parse_request(data: bytes, where: str = "stdin") -> RankRequest:

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from riido_pg.corpora.docproxy import build_docproxy
     from riido_pg.corpora.history import HistoryOptions
     from riido_pg.corpora.history import build as build_history_corpus
-    from riido_pg.documents import MAX_LIMIT, MAX_REQUEST_BYTES, parse_request
+    from riido_pg.documents import MAX_LIMIT, read_request
     from riido_pg.evaluation import Evaluation
     from riido_pg.extract import ExtractStats, iter_functions, write_jsonl
     from riido_pg.files import STDOUT, check_output, output_file, write_output
@@ -53,7 +53,6 @@ _HOMES: dict[str, tuple[str, str]] = {
     "ExtractStats": ("riido_pg.extract", "ExtractStats"),
     "HistoryOptions": ("riido_pg.corpora.history", "HistoryOptions"),
     "MAX_LIMIT": ("riido_pg.documents", "MAX_LIMIT"),
-    "MAX_REQUEST_BYTES": ("riido_pg.documents", "MAX_REQUEST_BYTES"),
     "NO_WORDS": ("riido_pg.ranking.rank", "NO_WORDS"),
     "PlacedSnapshot": ("riido_pg.shards", "PlacedSnapshot"),
     "Ranking": ("riido_pg.ranking", "Ranking"),
@@ -69,7 +68,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "evaluated_policies": ("riido_pg.ranking.policies", "evaluated_policies"),
     "iter_functions": ("riido_pg.extract", "iter_functions"),
     "output_file": ("riido_pg.files", "output_file"),
-    "parse_request": ("riido_pg.documents", "parse_request"),
+    "read_request": ("riido_pg.documents", "read_request"),
     "policies": ("riido_pg.ranking.policies", "policies"),
     "read_hints": ("riido_pg.sources", "read_hints"),
     "schema_data_loss": ("riido_pg.server.migrate", "data_loss"),
@@ -90,7 +89,6 @@ __all__ = [
     "DEFAULT_TEXT_CONFIG",
     "DSN_SETTING",
     "MAX_LIMIT",
-    "MAX_REQUEST_BYTES",
     "NO_WORDS",
     "STDOUT",
     "Database",
@@ -113,9 +111,9 @@ __all__ = [
     "evaluated_policies",
     "iter_functions",
     "output_file",
-    "parse_request",
     "policies",
     "read_hints",
+    "read_request",
     "schema_data_loss",
     "schema_revision",
     "schema_target",

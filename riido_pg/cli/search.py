@@ -64,13 +64,12 @@ def hints(
     stdin: {"snapshot_id": ..., "query": ..., "documents": [{"id": ..., "text": ...}]}.
     Prints the result JSON with every candidate (the first N with --limit N).
     """
-    from riido_pg.api import MAX_REQUEST_BYTES, parse_request
+    from riido_pg.api import read_request
 
     chosen = policy_from_options(identifier_hints, hints_file, policy, model)
     if sys.stdin.isatty():
         raise ConflictingOptions("hints reads a JSON request on stdin; pipe one in")
-    # read one byte past the limit, never more: parse_request reports the overflow
-    request = parse_request(sys.stdin.buffer.read(MAX_REQUEST_BYTES + 1))
+    request = read_request(sys.stdin.buffer)
     with database(ctx) as db:
         ranking = db.rank_documents(
             request,
