@@ -227,6 +227,209 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 SELECT CASE WHEN riido.check_interleave(baseline, hints) THEN riido.interleave(hints, baseline) END
 $$;
 
+-- Whether one column's units may be summed as float8: no sum of a document's units
+-- (one per query lexeme, each at most ln(2N + 2) * 2^40 rounded) can reach 2^53, so
+-- every partial sum is an exact integer, the same as the int8 sum
+-- (riido_pg.ranking.bm25).
+CREATE FUNCTION riido.search_exact(a_n bigint, a_k1 float8, a_b float8, a_lexemes integer)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+SELECT a_k1 >= 0 AND a_b BETWEEN 0 AND 1
+   AND a_lexemes * (ln(2 * greatest(a_n, 0) + 2) * (1 + 1e-9)
+                    * (SELECT c.scale FROM riido.search_settings() AS c) + 1) < 2::float8 ^ 53
+$$;
+
+-- The CTEs of one column's BM25 scores of the documents matching the query, as
+-- sql/scored.sql composes them, for the statements riido.search runs: a_name_terms,
+-- a_name_entries and a_name (doc_ord, units), after a_name_gone when the snapshot
+-- removed documents (a CTE "removed" of their doc_ords must come first). The text
+-- refers to $1 (the path's segments), $3 (N), $5 (k1) and $10 (the scale); a_len,
+-- a_lex and a_b are the column's length, lexemes and b (a $-reference or a literal);
+-- a_only, if given, restricts the entries to those doc_ords.
+CREATE FUNCTION riido.search_column_sql(
+    a_name text, a_col text, a_len text, a_lex text, a_b text, a_removed boolean,
+    a_exact boolean, a_only text DEFAULT NULL
+) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+SELECT CASE WHEN a_removed THEN format($f$
+%1$I AS MATERIALIZED (
+    SELECT x.segment_id, x.lexeme, count(*) AS n
+    FROM (SELECT p.segment_id, p.lexeme, unnest(p.doc_ords) AS doc_ord
+          FROM unnest(%2$s) AS q(lexeme)
+          JOIN riido.postings AS p
+            ON p.segment_id = ANY($1) AND p.col = %3$L AND p.lexeme = q.lexeme) AS x
+    WHERE x.doc_ord IN (SELECT r.doc_ord FROM removed AS r)
+    GROUP BY x.segment_id, x.lexeme
+),$f$, a_name || '_gone', a_lex, a_col) ELSE '' END
+|| format($f$
+%1$I AS MATERIALIZED (
+    SELECT y.lexeme, y.doc_ords, y.tfs, y.dls,
+           ln(1 + ($3::float8 - y.df + 0.5) / (y.df + 0.5)) AS idf,
+           %5$s::float8 / $3::float8 AS avgdl
+    FROM (
+        SELECT p.lexeme, p.doc_ords, p.tfs, p.dls,
+               (sum(%6$s) OVER (PARTITION BY p.lexeme))::float8 AS df
+        FROM unnest(%3$s) AS q(lexeme)
+        JOIN riido.postings AS p
+          ON p.segment_id = ANY($1) AND p.col = %4$L AND p.lexeme = q.lexeme
+    ) AS y
+),
+%2$I AS (
+    SELECT u.doc_ord,
+           (u.idf * u.tf / (u.tf + $5 * (1 - %7$s + %7$s * u.dl / u.avgdl)) * $10)::int8
+             AS units
+    FROM (
+        SELECT t.idf, t.avgdl,
+               unnest(t.doc_ords) AS doc_ord, unnest(t.tfs) AS tf, unnest(t.dls) AS dl
+        FROM %1$I AS t
+    ) AS u
+    %8$s
+),
+%9$I AS MATERIALIZED (
+    SELECT e.doc_ord, %10$s AS units FROM %2$I AS e GROUP BY e.doc_ord %11$s
+)$f$,
+    a_name || '_terms', a_name || '_entries', a_lex, a_col, a_len,
+    CASE WHEN a_removed
+         THEN format('cardinality(p.doc_ords) - coalesce((SELECT g.n FROM %I AS g '
+                     'WHERE g.segment_id = p.segment_id AND g.lexeme = p.lexeme), 0)',
+                     a_name || '_gone')
+         ELSE 'cardinality(p.doc_ords)' END,
+    a_b,
+    CASE WHEN a_only IS NULL THEN '' ELSE format('WHERE u.doc_ord = ANY (%s)', a_only) END,
+    a_name,
+    CASE WHEN a_exact THEN 'sum(e.units::float8)::int8' ELSE 'sum(e.units)::int8' END,
+    CASE WHEN a_removed THEN 'HAVING e.doc_ord NOT IN (SELECT r.doc_ord FROM removed AS r)'
+         ELSE '' END)
+$$;
+
+-- The first a_k of a fusion (sql/rank_fused.sql, rank_rrf.sql, rank_structure.sql),
+-- in one statement as the Python API runs it: each column's scores
+-- (riido.search_column_sql), the policy's score of every match, the bounded top-k
+-- with every document tied with the last (sql/rank_tail.sql), then the zero tail in
+-- id order. a_w1..a_w4 are the policy's constants: fused w; RRF k; structure w_ident,
+-- w_name and the test and example priors. Rows (doc_ord, score, raw units,
+-- identifier units) in rank order.
+CREATE FUNCTION riido.search_fusion(
+    a_segments uuid[], a_removed integer[], a_n bigint, a_len_raw bigint, a_k1 float8,
+    a_b float8, a_raw text[], a_len_ident bigint, a_ident text[], a_k integer,
+    a_policy text, a_w1 float8, a_w2 float8 DEFAULT NULL, a_w3 float8 DEFAULT NULL,
+    a_w4 float8 DEFAULT NULL
+) RETURNS TABLE (doc_ord integer, score float8, raw bigint, ident bigint)
+LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
+DECLARE
+    removed constant boolean := cardinality(a_removed) > 0;
+    exact_raw constant boolean := riido.search_exact(a_n, a_k1, a_b, cardinality(a_raw));
+    exact_ident constant boolean :=
+        riido.search_exact(a_n, a_k1, a_b, cardinality(a_ident));
+    stmt text;
+BEGIN
+    stmt := 'WITH '
+        || CASE WHEN removed THEN 'removed AS MATERIALIZED (SELECT unnest($2) AS doc_ord),'
+                ELSE '' END
+        || riido.search_column_sql('scored_raw', 'raw', '$4', '$7', '$6', removed, exact_raw)
+        || ','
+        || riido.search_column_sql('scored_ident', 'ident', '$8', '$9', '$6', removed,
+                                   exact_ident)
+        || ',';
+    IF a_policy = 'identifier_bm25_fused' THEN
+        stmt := stmt || $s$
+matched AS (
+    SELECT coalesce(r.doc_ord, i.doc_ord) AS doc_ord,
+           coalesce(r.units, 0)::float8 / $10
+           + $12 * (coalesce(i.units, 0)::float8 / $10) AS score,
+           coalesce(r.units, 0) AS raw, coalesce(i.units, 0) AS ident
+    FROM scored_raw AS r FULL JOIN scored_ident AS i ON i.doc_ord = r.doc_ord
+),$s$;
+    ELSIF a_policy = 'identifier_bm25_rrf' THEN
+        stmt := stmt || $s$
+ranked AS (
+    SELECT x.col, x.doc_ord, x.units,
+           row_number() OVER (PARTITION BY x.col ORDER BY x.units DESC, x.doc_id) AS r
+    FROM (SELECT m.col, m.doc_ord, m.units,
+                 -- sql/doc_id.sql inline (every match is named)
+                 (SELECT d.doc_id FROM riido.documents AS d
+                  WHERE d.segment_id = (
+                            SELECT g.segment_id FROM riido.segments AS g
+                            WHERE g.segment_id = ANY($1)
+                              AND m.doc_ord >= g.first_ord
+                              AND m.doc_ord < g.first_ord + g.documents)
+                    AND d.doc_ord = m.doc_ord) AS doc_id
+          FROM (SELECT 'raw' AS col, r.doc_ord, r.units FROM scored_raw AS r
+                UNION ALL
+                SELECT 'ident', i.doc_ord, i.units FROM scored_ident AS i) AS m) AS x
+),
+matched AS (
+    SELECT coalesce(a.doc_ord, b.doc_ord) AS doc_ord,
+           coalesce(1::float8 / ($12 + a.r), 0::float8)
+           + coalesce(1::float8 / ($12 + b.r), 0::float8) AS score,
+           coalesce(a.units, 0) AS raw, coalesce(b.units, 0) AS ident
+    FROM (SELECT k.doc_ord, k.r, k.units FROM ranked AS k WHERE k.col = 'raw') AS a
+    FULL JOIN (SELECT k.doc_ord, k.r, k.units FROM ranked AS k WHERE k.col = 'ident') AS b
+      ON b.doc_ord = a.doc_ord
+),$s$;
+    ELSE
+        -- structure_bm25: the name field is the identifier query against each
+        -- document's name, BM25 with b = 0 (its length never read: N stands in)
+        stmt := stmt
+            || riido.search_column_sql('scored_name', 'name', '$3', '$9', '0::float8',
+                                       removed, exact_ident)
+            || $s$,
+kinds AS MATERIALIZED (
+    SELECT u.doc_ord,
+           min(CASE p.lexeme WHEN 'test' THEN $14 ELSE $15 END) AS prior
+    FROM riido.postings AS p
+    CROSS JOIN LATERAL unnest(p.doc_ords) AS u(doc_ord)
+    WHERE p.segment_id = ANY($1) AND p.col = 'kind' AND p.lexeme IN ('test', 'example')
+    GROUP BY u.doc_ord
+),
+sums AS (
+    SELECT coalesce(r.doc_ord, i.doc_ord) AS doc_ord,
+           coalesce(r.units, 0) AS raw, coalesce(i.units, 0) AS ident
+    FROM scored_raw AS r FULL JOIN scored_ident AS i ON i.doc_ord = r.doc_ord
+),
+matched AS (
+    SELECT coalesce(s.doc_ord, n.doc_ord) AS doc_ord,
+           (coalesce(s.raw, 0)::float8 / $10
+            + $12 * (coalesce(s.ident, 0)::float8 / $10)
+            + $13 * (coalesce(n.units, 0)::float8 / $10))
+           * coalesce(t.prior, 1::float8) AS score,
+           coalesce(s.raw, 0) AS raw, coalesce(s.ident, 0) AS ident
+    FROM sums AS s
+    FULL JOIN scored_name AS n ON n.doc_ord = s.doc_ord
+    LEFT JOIN kinds AS t ON t.doc_ord = coalesce(s.doc_ord, n.doc_ord)
+),$s$;
+    END IF;
+    stmt := stmt || $s$
+pos AS MATERIALIZED (SELECT m.* FROM matched AS m WHERE m.score > 0),
+top AS (
+    SELECT p.* FROM pos AS p
+    WHERE (p.score >= (SELECT k.score FROM pos AS k ORDER BY k.score DESC
+                       OFFSET $11 - 1 LIMIT 1)) IS NOT FALSE
+),
+named AS (SELECT t.*, riido.search_doc_id($1, t.doc_ord) AS doc_id FROM top AS t),
+need AS (SELECT greatest($11 - count(*), 0) AS c FROM named)
+SELECT r.doc_ord, r.score, r.raw, r.ident
+FROM (
+    SELECT n.doc_ord, n.doc_id, n.score, n.raw, n.ident, 0 AS part FROM named AS n
+    UNION ALL
+    SELECT z.doc_ord, z.doc_id, 0::float8, 0::int8, 0::int8, 1
+    FROM need
+    CROSS JOIN LATERAL riido.search_zeros(
+        $1, $2,
+        CASE WHEN need.c > 0
+             THEN (SELECT coalesce(array_agg(p.doc_ord), '{}') FROM pos AS p)
+             ELSE '{}'::integer[] END,
+        need.c) AS z
+) AS r
+ORDER BY r.part, r.score DESC, r.doc_id
+LIMIT $11$s$;
+    RETURN QUERY EXECUTE stmt
+    USING a_segments, a_removed, a_n, a_len_raw, a_k1, a_b, a_raw, a_len_ident, a_ident,
+          (SELECT c.scale FROM riido.search_settings() AS c), a_k::int8, a_w1, a_w2, a_w3,
+          a_w4;
+END
+$$;
+
 -- One column's BM25 units of the documents of a snapshot matching the query (only
 -- those of a_only, when given: sql/scores.sql), exactly as sql/scored.sql computes
 -- them (the same float8 expression, rounded to units of 2^-40 and summed as integers;
@@ -238,12 +441,7 @@ CREATE FUNCTION riido.search_scored(
 LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
 DECLARE
     scale constant float8 := (SELECT c.scale FROM riido.search_settings() AS c);
-    -- units summed as float8 where no sum of a document's units (one per query
-    -- lexeme, each at most ln(2N + 2) * 2^40 rounded) can reach 2^53: every partial
-    -- sum is then an exact integer, the same as the int8 sum (riido_pg.ranking.bm25)
-    exact constant boolean := a_k1 >= 0 AND a_b BETWEEN 0 AND 1
-        AND cardinality(a_lexemes)
-            * (ln(2 * greatest(a_n, 0) + 2) * (1 + 1e-9) * scale + 1) < 2::float8 ^ 53;
+    exact constant boolean := riido.search_exact(a_n, a_k1, a_b, cardinality(a_lexemes));
     removed constant boolean := cardinality(a_removed) > 0;
     -- the removed documents and how many of each postings row they are (for df)
     gone constant text := CASE WHEN removed THEN
@@ -299,38 +497,13 @@ $q$, gone, kept, total, 'len_' || a_col, 'tsv_' || a_col)
 USING a_segments, a_removed, a_n, a_len, a_k1, a_b, a_col, a_lexemes, a_only, scale;
 RETURN;
 END IF;
--- every matching document (sql/scored.sql): the posting arrays unnested in the
--- select list (streamed); the removed documents left out per document
-RETURN QUERY EXECUTE format($q$
-WITH %1$s
-terms AS MATERIALIZED (
-    SELECT y.lexeme, y.doc_ords, y.tfs, y.dls,
-           ln(1 + ($3::float8 - y.df + 0.5) / (y.df + 0.5)) AS idf,
-           $4::float8 / $3::float8 AS avgdl
-    FROM (
-        SELECT p.lexeme, p.doc_ords, p.tfs, p.dls,
-               (sum(%2$s) OVER (PARTITION BY p.lexeme))::float8 AS df
-        FROM unnest($8) AS q(lexeme)
-        JOIN riido.postings AS p
-          ON p.segment_id = ANY($1) AND p.col = $7 AND p.lexeme = q.lexeme
-    ) AS y
-),
-entries AS (
-    SELECT u.doc_ord,
-           (u.idf * u.tf / (u.tf + $5 * (1 - $6 + $6 * u.dl / u.avgdl)) * $10)::int8
-             AS units
-    FROM (
-        SELECT t.idf, t.avgdl,
-               unnest(t.doc_ords) AS doc_ord, unnest(t.tfs) AS tf, unnest(t.dls) AS dl
-        FROM terms AS t
-    ) AS u
-    WHERE $9 IS NULL OR u.doc_ord = ANY ($9)
-)
-SELECT e.doc_ord, %3$s FROM entries AS e GROUP BY e.doc_ord %4$s
-$q$,
-    gone, kept, total,
-    CASE WHEN removed THEN 'HAVING e.doc_ord NOT IN (SELECT r.doc_ord FROM removed AS r)'
-    ELSE '' END)
+-- every matching document (sql/scored.sql: riido.search_column_sql)
+RETURN QUERY EXECUTE 'WITH '
+    || CASE WHEN removed THEN 'removed AS MATERIALIZED (SELECT unnest($2) AS doc_ord),'
+            ELSE '' END
+    || riido.search_column_sql('scored', a_col, '$4', '$8', '$6', removed, exact,
+                               CASE WHEN a_only IS NOT NULL THEN '$9' END)
+    || ' SELECT s.doc_ord, s.units FROM scored AS s'
 USING a_segments, a_removed, a_n, a_len, a_k1, a_b, a_col, a_lexemes, a_only, scale;
 END
 $$;
@@ -373,44 +546,6 @@ CROSS JOIN LATERAL (
 ) AS z
 ORDER BY z.doc_id
 LIMIT a_count;
-END
-$$;
-
--- The first a_k of a ranking by a score (sql/rank.sql and the fusions): the scored
--- documents (a fusion passes those whose score is > 0) by score descending, then id;
--- then the zero tail in id order, leaving out a_matched.
-CREATE FUNCTION riido.search_top(
-    a_segments uuid[], a_removed integer[], a_ords integer[], a_scores float8[],
-    a_matched integer[], a_k bigint
-) RETURNS TABLE (doc_ord integer, score float8)
-LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
-#variable_conflict use_column
-BEGIN
-RETURN QUERY
-WITH scored AS MATERIALIZED (
-    SELECT s.doc_ord, s.score FROM unnest(a_ords, a_scores) AS s(doc_ord, score)
-),
--- every document scoring at least the a_k-th best score (FETCH FIRST ... WITH TIES),
--- that score found by a sort bounded to a_k rows (sql/rank_tail.sql)
-top AS (
-    SELECT s.doc_ord, s.score FROM scored AS s
-    WHERE (s.score >= (SELECT k.score FROM scored AS k ORDER BY k.score DESC
-                       OFFSET a_k - 1 LIMIT 1)) IS NOT FALSE
-),
-named AS (
-    SELECT t.doc_ord, riido.search_doc_id(a_segments, t.doc_ord) AS doc_id, t.score
-    FROM top AS t
-)
-SELECT r.doc_ord, r.score
-FROM (
-    SELECT n.doc_ord, n.doc_id, n.score, 0 AS part FROM named AS n
-    UNION ALL
-    SELECT z.doc_ord, z.doc_id, 0::float8, 1
-    FROM riido.search_zeros(a_segments, a_removed, a_matched,
-                            greatest(a_k - (SELECT count(*) FROM named), 0)) AS z
-) AS r
-ORDER BY r.part, r.score DESC, r.doc_id
-LIMIT a_k;
 END
 $$;
 
@@ -482,8 +617,6 @@ DECLARE
     r_units bigint[] := '{}';
     i_ords integer[] := '{}';
     i_units bigint[] := '{}';
-    n_ords integer[];
-    n_units bigint[];
     first_list integer[];
     second_list integer[];
     hint_ords integer[];
@@ -584,18 +717,6 @@ BEGIN
         identifier := false;
     END IF;
 
-    IF chosen IN ('identifier_bm25_fused', 'identifier_bm25_rrf', 'structure_bm25') THEN
-        -- the fusions rank every matching document: both columns' scores in full
-        SELECT coalesce(array_agg(x.doc_ord), '{}'), coalesce(array_agg(x.units), '{}')
-        INTO r_ords, r_units
-        FROM riido.search_scored(segs, snap.removed, snap.document_count, snap.len_raw,
-                                 snap.k1, snap.b, 'raw', raw_lex) AS x;
-        SELECT coalesce(array_agg(x.doc_ord), '{}'), coalesce(array_agg(x.units), '{}')
-        INTO i_ords, i_units
-        FROM riido.search_scored(segs, snap.removed, snap.document_count, snap.len_ident,
-                                 snap.k1, snap.b, 'ident', ident_lex) AS x;
-    END IF;
-
     IF chosen IN ('bm25', 'identifier_bm25', 'identifier_bm25_baseline_first',
                   'identifier_bm25_auxiliary_first', 'external_hints_baseline_first') THEN
         -- each list's first k (what the Python API cuts each list at), with its units
@@ -660,103 +781,30 @@ BEGIN
             FROM riido.search_scored(segs, snap.removed, snap.document_count, snap.len_ident,
                                      snap.k1, snap.b, 'ident', ident_lex, missing_ords) AS x;
         END IF;
-    ELSIF chosen = 'identifier_bm25_fused' THEN
-        -- sql/rank_fused.sql: bm25 + w * identifier_bm25
-        WITH fused AS (
-            SELECT coalesce(r.doc_ord, i.doc_ord) AS doc_ord,
-                   coalesce(r.units, 0)::float8 / cfg.scale
-                   + cfg.fused_weight * (coalesce(i.units, 0)::float8 / cfg.scale)
-                     AS score
-            FROM unnest(r_ords, r_units) AS r(doc_ord, units)
-            FULL JOIN unnest(i_ords, i_units) AS i(doc_ord, units) ON i.doc_ord = r.doc_ord
-        )
-        SELECT array_agg(t.doc_ord), array_agg(t.score) INTO out_ords, out_scores
-        FROM riido.search_top(segs, snap.removed,
-                              (SELECT array_agg(f.doc_ord) FROM fused AS f WHERE f.score > 0),
-                              (SELECT array_agg(f.score) FROM fused AS f WHERE f.score > 0),
-                              (SELECT array_agg(f.doc_ord) FROM fused AS f WHERE f.score > 0),
-                              a_k) AS t;
-    ELSIF chosen = 'identifier_bm25_rrf' THEN
-        -- sql/rank_rrf.sql: 1 / (k + rank) in each column that matches
-        WITH ranked AS (
-            SELECT x.col, x.doc_ord,
-                   row_number() OVER (PARTITION BY x.col ORDER BY x.units DESC, x.doc_id) AS r
-            FROM (SELECT m.col, m.doc_ord, m.units,
-                         -- sql/doc_id.sql inline (every match is named)
-                         (SELECT d.doc_id FROM riido.documents AS d
-                          WHERE d.segment_id = (
-                                    SELECT g.segment_id FROM riido.segments AS g
-                                    WHERE g.segment_id = ANY(segs)
-                                      AND m.doc_ord >= g.first_ord
-                                      AND m.doc_ord < g.first_ord + g.documents)
-                            AND d.doc_ord = m.doc_ord) AS doc_id
-                  FROM (SELECT 'raw' AS col, r.doc_ord, r.units
-                        FROM unnest(r_ords, r_units) AS r(doc_ord, units)
-                        UNION ALL
-                        SELECT 'ident', i.doc_ord, i.units
-                        FROM unnest(i_ords, i_units) AS i(doc_ord, units)) AS m) AS x
-        ),
-        ranked_raw AS (SELECT k.doc_ord, k.r FROM ranked AS k WHERE k.col = 'raw'),
-        ranked_ident AS (SELECT k.doc_ord, k.r FROM ranked AS k WHERE k.col = 'ident'),
-        matched AS (
-            SELECT coalesce(a.doc_ord, b.doc_ord) AS doc_ord,
-                   coalesce(1::float8 / (cfg.rrf_k + a.r), 0::float8)
-                   + coalesce(1::float8 / (cfg.rrf_k + b.r), 0::float8) AS score
-            FROM ranked_raw AS a FULL JOIN ranked_ident AS b ON b.doc_ord = a.doc_ord
-        )
-        SELECT array_agg(t.doc_ord), array_agg(t.score) INTO out_ords, out_scores
-        FROM riido.search_top(segs, snap.removed,
-                              (SELECT array_agg(m.doc_ord) FROM matched AS m),
-                              (SELECT array_agg(m.score) FROM matched AS m),
-                              (SELECT array_agg(m.doc_ord) FROM matched AS m),
-                              a_k) AS t;
     ELSE
-        -- structure_bm25, sql/rank_structure.sql: the name field is the identifier
-        -- query against each document's name, BM25 with b = 0 (its length never read)
-        SELECT coalesce(array_agg(x.doc_ord), '{}'), coalesce(array_agg(x.units), '{}')
-        INTO n_ords, n_units
-        FROM riido.search_scored(segs, snap.removed, snap.document_count,
-                                 snap.document_count, snap.k1, 0::float8, 'name',
-                                 ident_lex) AS x;
-        -- the priors (riido_pg.fields): 1 for a kind the question is about
-        test_prior := CASE WHEN string_to_array(ident_text, ' ') && cfg.test_words
-                           THEN 1::float8 ELSE cfg.structure_test_prior END;
-        example_prior := CASE WHEN string_to_array(ident_text, ' ') && cfg.example_words
-                              THEN 1::float8 ELSE cfg.structure_example_prior END;
-        WITH kinds AS MATERIALIZED (
-            SELECT u.doc_ord,
-                   min(CASE p.lexeme WHEN 'test' THEN test_prior ELSE example_prior END)
-                     AS prior
-            FROM riido.postings AS p
-            CROSS JOIN LATERAL unnest(p.doc_ords) AS u(doc_ord)
-            WHERE p.segment_id = ANY(segs) AND p.col = 'kind'
-              AND p.lexeme IN ('test', 'example')
-            GROUP BY u.doc_ord
-        ),
-        sums AS (
-            SELECT coalesce(r.doc_ord, i.doc_ord) AS doc_ord,
-                   coalesce(r.units, 0) AS raw, coalesce(i.units, 0) AS ident
-            FROM unnest(r_ords, r_units) AS r(doc_ord, units)
-            FULL JOIN unnest(i_ords, i_units) AS i(doc_ord, units) ON i.doc_ord = r.doc_ord
-        ),
-        fused AS (
-            SELECT coalesce(s.doc_ord, n.doc_ord) AS doc_ord,
-                   (coalesce(s.raw, 0)::float8 / cfg.scale
-                    + cfg.structure_w_ident
-                      * (coalesce(s.ident, 0)::float8 / cfg.scale)
-                    + cfg.structure_w_name
-                      * (coalesce(n.units, 0)::float8 / cfg.scale))
-                   * coalesce(t.prior, 1::float8) AS score
-            FROM sums AS s
-            FULL JOIN unnest(n_ords, n_units) AS n(doc_ord, units) ON n.doc_ord = s.doc_ord
-            LEFT JOIN kinds AS t ON t.doc_ord = coalesce(s.doc_ord, n.doc_ord)
-        )
-        SELECT array_agg(t.doc_ord), array_agg(t.score) INTO out_ords, out_scores
-        FROM riido.search_top(segs, snap.removed,
-                              (SELECT array_agg(f.doc_ord) FROM fused AS f WHERE f.score > 0),
-                              (SELECT array_agg(f.score) FROM fused AS f WHERE f.score > 0),
-                              (SELECT array_agg(f.doc_ord) FROM fused AS f WHERE f.score > 0),
-                              a_k) AS t;
+        -- the fusions, each one statement (riido.search_fusion)
+        IF chosen = 'structure_bm25' THEN
+            -- the priors (riido_pg.fields): 1 for a kind the question is about
+            test_prior := CASE WHEN string_to_array(ident_text, ' ') && cfg.test_words
+                               THEN 1::float8 ELSE cfg.structure_test_prior END;
+            example_prior := CASE WHEN string_to_array(ident_text, ' ') && cfg.example_words
+                                  THEN 1::float8 ELSE cfg.structure_example_prior END;
+        END IF;
+        SELECT coalesce(array_agg(f.doc_ord ORDER BY f.o), '{}'),
+               coalesce(array_agg(f.score ORDER BY f.o), '{}'),
+               coalesce(array_agg(f.raw ORDER BY f.o), '{}'),
+               coalesce(array_agg(f.ident ORDER BY f.o), '{}')
+        INTO out_ords, out_scores, r_units, i_units
+        FROM riido.search_fusion(
+                 segs, snap.removed, snap.document_count, snap.len_raw, snap.k1, snap.b,
+                 raw_lex, snap.len_ident, ident_lex, a_k, chosen,
+                 CASE chosen WHEN 'identifier_bm25_fused' THEN cfg.fused_weight
+                             WHEN 'identifier_bm25_rrf' THEN cfg.rrf_k
+                             ELSE cfg.structure_w_ident END,
+                 cfg.structure_w_name, test_prior, example_prior)
+             WITH ORDINALITY AS f(doc_ord, score, raw, ident, o);
+        r_ords := out_ords;
+        i_ords := out_ords;
     END IF;
 
     RETURN QUERY

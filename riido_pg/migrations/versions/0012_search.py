@@ -59,11 +59,15 @@ _FUNCTIONS = (
     "riido.search_ranked(text, text, integer, text, text[])",
     "riido.search_column(uuid[], integer[], bigint, bigint, double precision, "
     "double precision, text, text[], bigint)",
-    "riido.search_top(uuid[], integer[], integer[], double precision[], integer[], bigint)",
+    "riido.search_fusion(uuid[], integer[], bigint, bigint, double precision, "
+    "double precision, text[], bigint, text[], integer, text, double precision, "
+    "double precision, double precision, double precision)",
     "riido.search_zeros(uuid[], integer[], integer[], bigint)",
     "riido.search_doc_id(uuid[], integer)",
     "riido.search_scored(uuid[], integer[], bigint, bigint, double precision, "
     "double precision, text, text[], integer[])",
+    "riido.search_column_sql(text, text, text, text, text, boolean, boolean, text)",
+    "riido.search_exact(bigint, double precision, double precision, integer)",
     "riido.auxiliary_first(anyarray, anyarray)",
     "riido.baseline_first(anyarray, anyarray)",
     "riido.check_interleave(anyarray, anyarray)",
@@ -124,7 +128,7 @@ def _ranges() -> list[tuple[int, int, str, int | None, str | None, str]]:
 
 
 #: :func:`digest` as of this revision.
-INSTALLS = "4a86c290c13f9393bb7cf465a55a44134cd6e57b1aee2bfa96ab4ba9021f2612"
+INSTALLS = "0dc8b5a6e80d681951a2ddcdbbd5b6026cd54dee6ba43f0b911996a6ffa1983f"
 
 
 def digest() -> str:
