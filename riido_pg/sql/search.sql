@@ -557,35 +557,43 @@ CREATE FUNCTION riido.search_column(
     a_b float8, a_col text, a_lexemes text[], a_k bigint
 ) RETURNS TABLE (doc_ord integer, units bigint)
 LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
-#variable_conflict use_column
 DECLARE
-    top_ords integer[];
-    top_units bigint[];
+    removed constant boolean := cardinality(a_removed) > 0;
 BEGIN
-    SELECT coalesce(array_agg(t.doc_ord), '{}'), coalesce(array_agg(t.units), '{}')
-    INTO top_ords, top_units
-    FROM (WITH s AS MATERIALIZED (
-              SELECT x.doc_ord, x.units
-              FROM riido.search_scored(a_segments, a_removed, a_n, a_len, a_k1, a_b,
-                                       a_col, a_lexemes) AS x
-          )
-          -- the first a_k and every document tied with the last (sql/rank_tail.sql)
-          SELECT s.doc_ord, s.units FROM s
-          WHERE (s.units >= (SELECT k.units FROM s AS k ORDER BY k.units DESC
-                             OFFSET a_k - 1 LIMIT 1)) IS NOT FALSE) AS t;
-    RETURN QUERY
-    SELECT r.doc_ord, r.units
-    FROM (
-        SELECT t.doc_ord, t.units, riido.search_doc_id(a_segments, t.doc_ord) AS doc_id,
-               0 AS part
-        FROM unnest(top_ords, top_units) AS t(doc_ord, units)
-        UNION ALL
-        SELECT z.doc_ord, 0::int8, z.doc_id, 1
-        FROM riido.search_zeros(a_segments, a_removed, top_ords,
-                                greatest(a_k - cardinality(top_ords), 0)) AS z
-    ) AS r
-    ORDER BY r.part, r.units DESC, r.doc_id
-    LIMIT a_k;
+    -- one statement, as sql/rank.sql and sql/rank_tail.sql: the column's scores, the
+    -- first a_k and every document tied with the last (a sort bounded to a_k rows),
+    -- their ids, then the zero tail
+    RETURN QUERY EXECUTE 'WITH '
+        || CASE WHEN removed THEN 'removed AS MATERIALIZED (SELECT unnest($2) AS doc_ord),'
+                ELSE '' END
+        || riido.search_column_sql(
+               'scored', a_col, '$4', '$8', '$6', removed,
+               riido.search_exact(a_n, a_k1, a_b, cardinality(a_lexemes)))
+        || $s$,
+top AS (
+    SELECT s.doc_ord, s.units FROM scored AS s
+    WHERE (s.units >= (SELECT k.units FROM scored AS k ORDER BY k.units DESC
+                       OFFSET $9 - 1 LIMIT 1)) IS NOT FALSE
+),
+named AS (SELECT t.doc_ord, t.units, riido.search_doc_id($1, t.doc_ord) AS doc_id FROM top AS t),
+need AS (SELECT greatest($9 - count(*), 0) AS c FROM named)
+SELECT r.doc_ord, r.units
+FROM (
+    SELECT n.doc_ord, n.units, n.doc_id, 0 AS part FROM named AS n
+    UNION ALL
+    SELECT z.doc_ord, 0::int8, z.doc_id, 1
+    FROM need
+    CROSS JOIN LATERAL riido.search_zeros(
+        $1, $2,
+        CASE WHEN need.c > 0
+             THEN (SELECT coalesce(array_agg(t.doc_ord), '{}') FROM top AS t)
+             ELSE '{}'::integer[] END,
+        need.c) AS z
+) AS r
+ORDER BY r.part, r.units DESC, r.doc_id
+LIMIT $9$s$
+    USING a_segments, a_removed, a_n, a_len, a_k1, a_b, a_col, a_lexemes, a_k,
+          (SELECT c.scale FROM riido.search_settings() AS c);
 END
 $$;
 

@@ -128,7 +128,7 @@ def _ranges() -> list[tuple[int, int, str, int | None, str | None, str]]:
 
 
 #: :func:`digest` as of this revision.
-INSTALLS = "0dc8b5a6e80d681951a2ddcdbbd5b6026cd54dee6ba43f0b911996a6ffa1983f"
+INSTALLS = "ac69e717b3eece2674e29bdf4f82b16633d9af2bdd80253f7980277e603b4607"
 
 
 def digest() -> str:
