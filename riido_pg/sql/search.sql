@@ -341,32 +341,29 @@ matched AS (
     FROM scored_raw AS r FULL JOIN scored_ident AS i ON i.doc_ord = r.doc_ord
 ),$s$;
     ELSIF a_policy = 'identifier_bm25_rrf' THEN
-        stmt := stmt || $s$
-ranked AS (
-    SELECT x.col, x.doc_ord, x.units,
-           row_number() OVER (PARTITION BY x.col ORDER BY x.units DESC, x.doc_id) AS r
-    FROM (SELECT m.col, m.doc_ord, m.units,
-                 -- sql/doc_id.sql inline (every match is named)
-                 (SELECT d.doc_id FROM riido.documents AS d
-                  WHERE d.segment_id = (
-                            SELECT g.segment_id FROM riido.segments AS g
-                            WHERE g.segment_id = ANY($1)
-                              AND m.doc_ord >= g.first_ord
-                              AND m.doc_ord < g.first_ord + g.documents)
-                    AND d.doc_ord = m.doc_ord) AS doc_id
-          FROM (SELECT 'raw' AS col, r.doc_ord, r.units FROM scored_raw AS r
-                UNION ALL
-                SELECT 'ident', i.doc_ord, i.units FROM scored_ident AS i) AS m) AS x
+        -- every match is named (sql/doc_id.sql inline), as sql/rank_rrf.sql does
+        stmt := stmt || format($s$
+ranked_raw AS (
+    SELECT x.doc_ord, x.units, row_number() OVER (ORDER BY x.units DESC, x.doc_id) AS r
+    FROM (SELECT t.doc_ord, t.units, (%1$s) AS doc_id FROM scored_raw AS t) AS x
+),
+ranked_ident AS (
+    SELECT x.doc_ord, x.units, row_number() OVER (ORDER BY x.units DESC, x.doc_id) AS r
+    FROM (SELECT t.doc_ord, t.units, (%1$s) AS doc_id FROM scored_ident AS t) AS x
 ),
 matched AS (
     SELECT coalesce(a.doc_ord, b.doc_ord) AS doc_ord,
            coalesce(1::float8 / ($12 + a.r), 0::float8)
            + coalesce(1::float8 / ($12 + b.r), 0::float8) AS score,
            coalesce(a.units, 0) AS raw, coalesce(b.units, 0) AS ident
-    FROM (SELECT k.doc_ord, k.r, k.units FROM ranked AS k WHERE k.col = 'raw') AS a
-    FULL JOIN (SELECT k.doc_ord, k.r, k.units FROM ranked AS k WHERE k.col = 'ident') AS b
-      ON b.doc_ord = a.doc_ord
-),$s$;
+    FROM ranked_raw AS a FULL JOIN ranked_ident AS b ON b.doc_ord = a.doc_ord
+),$s$, $d$SELECT d.doc_id FROM riido.documents AS d
+          WHERE d.segment_id = (
+                    SELECT g.segment_id FROM riido.segments AS g
+                    WHERE g.segment_id = ANY($1)
+                      AND t.doc_ord >= g.first_ord
+                      AND t.doc_ord < g.first_ord + g.documents)
+            AND d.doc_ord = t.doc_ord$d$);
     ELSE
         -- structure_bm25: the name field is the identifier query against each
         -- document's name, BM25 with b = 0 (its length never read: N stands in)

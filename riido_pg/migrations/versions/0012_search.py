@@ -128,7 +128,7 @@ def _ranges() -> list[tuple[int, int, str, int | None, str | None, str]]:
 
 
 #: :func:`digest` as of this revision.
-INSTALLS = "ac69e717b3eece2674e29bdf4f82b16633d9af2bdd80253f7980277e603b4607"
+INSTALLS = "0d53659a6cbb6d847de89d87f7136d413fb650536302cbca9caa6faad799972e"
 
 
 def digest() -> str:
