@@ -239,6 +239,39 @@ SELECT a_k1 >= 0 AND a_b BETWEEN 0 AND 1
                     * (SELECT c.scale FROM riido.search_settings() AS c) + 1) < 2::float8 ^ 53
 $$;
 
+-- The pieces of riido.search's statements that say which documents a snapshot
+-- removed from its path: the CTE "removed" of their doc_ords ($2), when it removed
+-- any; a_name_gone, how many of them each postings row of the query's lexemes ($1:
+-- the path's segments) holds; and a postings row "p"'s documents the snapshot holds,
+-- its length less those (the df of sql/scored.sql).
+CREATE FUNCTION riido.search_removed_sql(a_removed boolean) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+SELECT CASE WHEN a_removed THEN 'removed AS MATERIALIZED (SELECT unnest($2) AS doc_ord),'
+            ELSE '' END
+$$;
+
+CREATE FUNCTION riido.search_gone_sql(a_name text, a_col text, a_lex text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+SELECT format($f$
+%1$I AS MATERIALIZED (
+    SELECT x.segment_id, x.lexeme, count(*) AS n
+    FROM (SELECT p.segment_id, p.lexeme, unnest(p.doc_ords) AS doc_ord
+          FROM unnest(%2$s) AS q(lexeme)
+          JOIN riido.postings AS p
+            ON p.segment_id = ANY($1) AND p.col = %3$L AND p.lexeme = q.lexeme) AS x
+    WHERE x.doc_ord IN (SELECT r.doc_ord FROM removed AS r)
+    GROUP BY x.segment_id, x.lexeme
+),$f$, a_name, a_lex, a_col)
+$$;
+
+CREATE FUNCTION riido.search_kept_sql(a_gone text) RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+SELECT CASE WHEN a_gone IS NULL THEN 'cardinality(p.doc_ords)'
+            ELSE format('cardinality(p.doc_ords) - coalesce((SELECT g.n FROM %I AS g '
+                        'WHERE g.segment_id = p.segment_id AND g.lexeme = p.lexeme), 0)',
+                        a_gone) END
+$$;
+
 -- The CTEs of one column's BM25 scores of the documents matching the query, as
 -- sql/scored.sql composes them, for the statements riido.search runs: a_name_terms,
 -- a_name_entries and a_name (doc_ord, units), after a_name_gone when the snapshot
@@ -251,16 +284,8 @@ CREATE FUNCTION riido.search_column_sql(
     a_exact boolean, a_only text DEFAULT NULL
 ) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-SELECT CASE WHEN a_removed THEN format($f$
-%1$I AS MATERIALIZED (
-    SELECT x.segment_id, x.lexeme, count(*) AS n
-    FROM (SELECT p.segment_id, p.lexeme, unnest(p.doc_ords) AS doc_ord
-          FROM unnest(%2$s) AS q(lexeme)
-          JOIN riido.postings AS p
-            ON p.segment_id = ANY($1) AND p.col = %3$L AND p.lexeme = q.lexeme) AS x
-    WHERE x.doc_ord IN (SELECT r.doc_ord FROM removed AS r)
-    GROUP BY x.segment_id, x.lexeme
-),$f$, a_name || '_gone', a_lex, a_col) ELSE '' END
+SELECT CASE WHEN a_removed THEN riido.search_gone_sql(a_name || '_gone', a_col, a_lex)
+            ELSE '' END
 || format($f$
 %1$I AS MATERIALIZED (
     SELECT y.lexeme, y.doc_ords, y.tfs, y.dls,
@@ -289,11 +314,7 @@ SELECT CASE WHEN a_removed THEN format($f$
     SELECT e.doc_ord, %10$s AS units FROM %2$I AS e GROUP BY e.doc_ord %11$s
 )$f$,
     a_name || '_terms', a_name || '_entries', a_lex, a_col, a_len,
-    CASE WHEN a_removed
-         THEN format('cardinality(p.doc_ords) - coalesce((SELECT g.n FROM %I AS g '
-                     'WHERE g.segment_id = p.segment_id AND g.lexeme = p.lexeme), 0)',
-                     a_name || '_gone')
-         ELSE 'cardinality(p.doc_ords)' END,
+    riido.search_kept_sql(CASE WHEN a_removed THEN a_name || '_gone' END),
     a_b,
     CASE WHEN a_only IS NULL THEN '' ELSE format('WHERE u.doc_ord = ANY (%s)', a_only) END,
     a_name,
@@ -324,8 +345,7 @@ DECLARE
     stmt text;
 BEGIN
     stmt := 'WITH '
-        || CASE WHEN removed THEN 'removed AS MATERIALIZED (SELECT unnest($2) AS doc_ord),'
-                ELSE '' END
+        || riido.search_removed_sql(removed)
         || riido.search_column_sql('scored_raw', 'raw', '$4', '$7', '$6', removed, exact_raw)
         || ','
         || riido.search_column_sql('scored_ident', 'ident', '$8', '$9', '$6', removed,
@@ -441,21 +461,9 @@ DECLARE
     exact constant boolean := riido.search_exact(a_n, a_k1, a_b, cardinality(a_lexemes));
     removed constant boolean := cardinality(a_removed) > 0;
     -- the removed documents and how many of each postings row they are (for df)
-    gone constant text := CASE WHEN removed THEN
-        'removed AS MATERIALIZED (SELECT unnest($2) AS doc_ord),
-         gone AS MATERIALIZED (
-             SELECT x.segment_id, x.lexeme, count(*) AS n
-             FROM (SELECT p.segment_id, p.lexeme, unnest(p.doc_ords) AS doc_ord
-                   FROM unnest($8) AS q(lexeme)
-                   JOIN riido.postings AS p
-                     ON p.segment_id = ANY($1) AND p.col = $7 AND p.lexeme = q.lexeme) AS x
-             WHERE x.doc_ord IN (SELECT r.doc_ord FROM removed AS r)
-             GROUP BY x.segment_id, x.lexeme
-         ),' ELSE '' END;
-    kept constant text := CASE WHEN removed THEN
-        'cardinality(p.doc_ords) - coalesce((SELECT g.n FROM gone AS g
-             WHERE g.segment_id = p.segment_id AND g.lexeme = p.lexeme), 0)'
-        ELSE 'cardinality(p.doc_ords)' END;
+    gone constant text := riido.search_removed_sql(removed)
+        || CASE WHEN removed THEN riido.search_gone_sql('gone', a_col, '$8') ELSE '' END;
+    kept constant text := riido.search_kept_sql(CASE WHEN removed THEN 'gone' END);
     total constant text :=
         CASE WHEN exact THEN 'sum(e.units::float8)::int8' ELSE 'sum(e.units)::int8' END;
 BEGIN
@@ -496,8 +504,7 @@ RETURN;
 END IF;
 -- every matching document (sql/scored.sql: riido.search_column_sql)
 RETURN QUERY EXECUTE 'WITH '
-    || CASE WHEN removed THEN 'removed AS MATERIALIZED (SELECT unnest($2) AS doc_ord),'
-            ELSE '' END
+    || riido.search_removed_sql(removed)
     || riido.search_column_sql('scored', a_col, '$4', '$8', '$6', removed, exact,
                                CASE WHEN a_only IS NOT NULL THEN '$9' END)
     || ' SELECT s.doc_ord, s.units FROM scored AS s'
@@ -561,8 +568,7 @@ BEGIN
     -- first a_k and every document tied with the last (a sort bounded to a_k rows),
     -- their ids, then the zero tail
     RETURN QUERY EXECUTE 'WITH '
-        || CASE WHEN removed THEN 'removed AS MATERIALIZED (SELECT unnest($2) AS doc_ord),'
-                ELSE '' END
+        || riido.search_removed_sql(removed)
         || riido.search_column_sql(
                'scored', a_col, '$4', '$8', '$6', removed,
                riido.search_exact(a_n, a_k1, a_b, cardinality(a_lexemes)))

@@ -68,6 +68,9 @@ _FUNCTIONS = (
     "double precision, text, text[], integer[])",
     "riido.search_column_sql(text, text, text, text, text, boolean, boolean, text)",
     "riido.search_exact(bigint, double precision, double precision, integer)",
+    "riido.search_kept_sql(text)",
+    "riido.search_gone_sql(text, text, text)",
+    "riido.search_removed_sql(boolean)",
     "riido.auxiliary_first(anyarray, anyarray)",
     "riido.baseline_first(anyarray, anyarray)",
     "riido.check_interleave(anyarray, anyarray)",
@@ -128,7 +131,7 @@ def _ranges() -> list[tuple[int, int, str, int | None, str | None, str]]:
 
 
 #: :func:`digest` as of this revision.
-INSTALLS = "0d53659a6cbb6d847de89d87f7136d413fb650536302cbca9caa6faad799972e"
+INSTALLS = "46df125c243476dd1d8f60af9080a60c1e5620d64f14d1897b08a476139b92b6"
 
 
 def digest() -> str:
