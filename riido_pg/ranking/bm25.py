@@ -187,13 +187,34 @@ _KINDS = sql.SQL(
     "WHERE p.segment_id = ANY(%(segments)s::uuid[]) AND p.col = 'kind'"
 )
 
-#: One column's matches numbered in its ranking's order (``sql/rank_rrf.sql``).
+#: One column's matches numbered in its ranking's order (``sql/rank_rrf.sql``): score
+#: descending, then id. A document's id decides only among documents of equal score,
+#: so only those are looked up; in a path of one segment not even they are, since a
+#: segment numbers its documents in id byte order (``sql/stage_documents.sql``).
+_RANKED_ONE_SEGMENT = sql.SQL(
+    "{ranked} AS (\n"
+    "    SELECT t.doc_ord, t.units, row_number() OVER (ORDER BY t.units DESC, t.doc_ord) AS r\n"
+    "    FROM {scored} AS t\n"
+    ")"
+)
 _RANKED = sql.SQL(
     "{ranked} AS (\n"
     "    SELECT x.doc_ord, x.units, row_number() OVER (ORDER BY x.units DESC, x.doc_id) AS r\n"
-    "    FROM (SELECT t.doc_ord, t.units, ({doc_id}) AS doc_id FROM {scored} AS t) AS x\n"
+    "    FROM (SELECT t.doc_ord, t.units, CASE WHEN t.tied THEN ({doc_id}) END AS doc_id\n"
+    "          FROM (SELECT s.doc_ord, s.units, count(*) OVER (PARTITION BY s.units) > 1 AS tied\n"
+    "                FROM {scored} AS s) AS t) AS x\n"
     ")"
 )
+
+
+def _ranked(target: Target, col: str) -> sql.Composed:
+    """CTE ``ranked_<col>``: ``scored_<col>``'s matches numbered in ranking order."""
+    shape = _RANKED_ONE_SEGMENT if len(target.segments) == 1 else _RANKED
+    return shape.format(
+        ranked=sql.Identifier(f"ranked_{col}"),
+        doc_id=_DOC_ID,
+        scored=sql.Identifier(f"scored_{col}"),
+    )
 
 
 def _tail(
@@ -253,14 +274,8 @@ def two_columns(
         removed=_removed(target),
         scored_raw=_scored(target, "raw", len(raw)),
         scored_ident=_scored(target, "ident", len(ident)),
-        ranked_raw=_RANKED.format(
-            ranked=sql.Identifier("ranked_raw"), doc_id=_DOC_ID, scored=sql.Identifier("scored_raw")
-        ),
-        ranked_ident=_RANKED.format(
-            ranked=sql.Identifier("ranked_ident"),
-            doc_id=_DOC_ID,
-            scored=sql.Identifier("scored_ident"),
-        ),
+        ranked_raw=_ranked(target, "raw"),
+        ranked_ident=_ranked(target, "ident"),
         scale=SCALE_SQL,
         # rank_fused's zero-score documents may still have an identifier score (w = 0);
         # rank_rrf's match neither column

@@ -6,8 +6,10 @@
 -- {scored_raw} and {scored_ident} are sql/scored.sql for each column; {ranked_raw}
 -- and {ranked_ident} number each column's matches in their ranking's order (score
 -- descending, id ascending), as rank.sql orders them, so the ranks are exactly those
--- of the two rankings. Every matching document needs its id for those ranks, so this
--- reads the documents rows of every match (the fusion cannot stop early at a top K).
+-- of the two rankings. Every match needs its rank (the fusion cannot stop early at a
+-- top K), but a match's id only when another match of its column has its score
+-- (riido_pg.ranking.bm25._ranked), and none in a path of one segment, whose ords are
+-- in id byte order.
 -- {tail} is sql/rank_tail.sql on the fused matches; documents matching neither column
 -- follow with score 0.
 -- Parameters: those of scored.sql for both columns, %(k)s, and rank_tail.sql's.

@@ -23,7 +23,7 @@
 -- regular expression of riido_pg.splitting starts a new match (the same rules written
 -- as a test of each character's neighbours), each part lowercased as Python lowercases
 -- (final sigma included) and NFC-normalized, joined by single spaces.
-CREATE FUNCTION riido.split_identifiers(input text) RETURNS text
+CREATE OR REPLACE FUNCTION riido.split_identifiers(input text) RETURNS text
 LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE AS $$
 BEGIN
 RETURN (
@@ -120,7 +120,7 @@ $$;
 -- lists search the ids emitted so far; long ones drop each list's repeats first, and
 -- then an id of one list was emitted before exactly when the other list has already
 -- passed it, so each step is one comparison of positions.
-CREATE FUNCTION riido.interleave(first anyarray, second anyarray, max_items bigint DEFAULT NULL)
+CREATE OR REPLACE FUNCTION riido.interleave(first anyarray, second anyarray, max_items bigint DEFAULT NULL)
 RETURNS anyarray LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
 DECLARE
     a first%TYPE;
@@ -187,7 +187,7 @@ $$;
 
 -- riido_pg.baseline_first and riido_pg.auxiliary_first: the interleave of a baseline
 -- (no repeats) with hints naming only baseline ids, or SQLSTATE 22023.
-CREATE FUNCTION riido.check_interleave(baseline anyarray, hints anyarray) RETURNS boolean
+CREATE OR REPLACE FUNCTION riido.check_interleave(baseline anyarray, hints anyarray) RETURNS boolean
 LANGUAGE plpgsql IMMUTABLE PARALLEL SAFE AS $$
 DECLARE
     stray text;
@@ -217,12 +217,12 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION riido.baseline_first(baseline anyarray, hints anyarray) RETURNS anyarray
+CREATE OR REPLACE FUNCTION riido.baseline_first(baseline anyarray, hints anyarray) RETURNS anyarray
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 SELECT CASE WHEN riido.check_interleave(baseline, hints) THEN riido.interleave(baseline, hints) END
 $$;
 
-CREATE FUNCTION riido.auxiliary_first(baseline anyarray, hints anyarray) RETURNS anyarray
+CREATE OR REPLACE FUNCTION riido.auxiliary_first(baseline anyarray, hints anyarray) RETURNS anyarray
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 SELECT CASE WHEN riido.check_interleave(baseline, hints) THEN riido.interleave(hints, baseline) END
 $$;
@@ -231,7 +231,7 @@ $$;
 -- (one per query lexeme, each at most ln(2N + 2) * 2^40 rounded) can reach 2^53, so
 -- every partial sum is an exact integer, the same as the int8 sum
 -- (riido_pg.ranking.bm25).
-CREATE FUNCTION riido.search_exact(a_n bigint, a_k1 float8, a_b float8, a_lexemes integer)
+CREATE OR REPLACE FUNCTION riido.search_exact(a_n bigint, a_k1 float8, a_b float8, a_lexemes integer)
 RETURNS boolean
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 SELECT a_k1 >= 0 AND a_b BETWEEN 0 AND 1
@@ -244,13 +244,13 @@ $$;
 -- any; a_name_gone, how many of them each postings row of the query's lexemes ($1:
 -- the path's segments) holds; and a postings row "p"'s documents the snapshot holds,
 -- its length less those (the df of sql/scored.sql).
-CREATE FUNCTION riido.search_removed_sql(a_removed boolean) RETURNS text
+CREATE OR REPLACE FUNCTION riido.search_removed_sql(a_removed boolean) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 SELECT CASE WHEN a_removed THEN 'removed AS MATERIALIZED (SELECT unnest($2) AS doc_ord),'
             ELSE '' END
 $$;
 
-CREATE FUNCTION riido.search_gone_sql(a_name text, a_col text, a_lex text) RETURNS text
+CREATE OR REPLACE FUNCTION riido.search_gone_sql(a_name text, a_col text, a_lex text) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 SELECT format($f$
 %1$I AS MATERIALIZED (
@@ -264,7 +264,7 @@ SELECT format($f$
 ),$f$, a_name, a_lex, a_col)
 $$;
 
-CREATE FUNCTION riido.search_kept_sql(a_gone text) RETURNS text
+CREATE OR REPLACE FUNCTION riido.search_kept_sql(a_gone text) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 SELECT CASE WHEN a_gone IS NULL THEN 'cardinality(p.doc_ords)'
             ELSE format('cardinality(p.doc_ords) - coalesce((SELECT g.n FROM %I AS g '
@@ -279,7 +279,7 @@ $$;
 -- refers to $1 (the path's segments), $3 (N), $5 (k1) and $10 (the scale); a_len,
 -- a_lex and a_b are the column's length, lexemes and b (a $-reference or a literal);
 -- a_only, if given, restricts the entries to those doc_ords.
-CREATE FUNCTION riido.search_column_sql(
+CREATE OR REPLACE FUNCTION riido.search_column_sql(
     a_name text, a_col text, a_len text, a_lex text, a_b text, a_removed boolean,
     a_exact boolean, a_only text DEFAULT NULL
 ) RETURNS text
@@ -323,6 +323,33 @@ SELECT CASE WHEN a_removed THEN riido.search_gone_sql(a_name || '_gone', a_col, 
          ELSE '' END)
 $$;
 
+-- One column's matches (CTE a_scored) numbered in its ranking's order, score
+-- descending then id, as riido_pg.ranking.bm25._ranked numbers them for
+-- sql/rank_rrf.sql: the id (sql/doc_id.sql inline) is read only for a document whose
+-- score another shares, and not at all in a path of one segment, which numbers its
+-- documents in id byte order.
+CREATE OR REPLACE FUNCTION riido.search_ranked_sql(a_scored text, a_segments integer)
+RETURNS text LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+SELECT CASE WHEN a_segments = 1 THEN format($f$
+    SELECT t.doc_ord, t.units, row_number() OVER (ORDER BY t.units DESC, t.doc_ord) AS r
+    FROM %1$I AS t$f$, a_scored)
+ELSE format($f$
+    SELECT x.doc_ord, x.units, row_number() OVER (ORDER BY x.units DESC, x.doc_id) AS r
+    FROM (SELECT t.doc_ord, t.units,
+                 CASE WHEN t.tied THEN (
+                     SELECT d.doc_id FROM riido.documents AS d
+                     WHERE d.segment_id = (
+                               SELECT g.segment_id FROM riido.segments AS g
+                               WHERE g.segment_id = ANY($1)
+                                 AND t.doc_ord >= g.first_ord
+                                 AND t.doc_ord < g.first_ord + g.documents)
+                       AND d.doc_ord = t.doc_ord) END AS doc_id
+          FROM (SELECT s.doc_ord, s.units,
+                       count(*) OVER (PARTITION BY s.units) > 1 AS tied
+                FROM %1$I AS s) AS t) AS x$f$, a_scored)
+END
+$$;
+
 -- The first a_k of a fusion (sql/rank_fused.sql, rank_rrf.sql, rank_structure.sql),
 -- in one statement as the Python API runs it: each column's scores
 -- (riido.search_column_sql), the policy's score of every match, the bounded top-k
@@ -330,7 +357,7 @@ $$;
 -- id order. a_w1..a_w4 are the policy's constants: fused w; RRF k; structure w_ident,
 -- w_name and the test and example priors. Rows (doc_ord, score, raw units,
 -- identifier units) in rank order.
-CREATE FUNCTION riido.search_fusion(
+CREATE OR REPLACE FUNCTION riido.search_fusion(
     a_segments uuid[], a_removed integer[], a_n bigint, a_len_raw bigint, a_k1 float8,
     a_b float8, a_raw text[], a_len_ident bigint, a_ident text[], a_k integer,
     a_policy text, a_w1 float8, a_w2 float8 DEFAULT NULL, a_w3 float8 DEFAULT NULL,
@@ -361,29 +388,21 @@ matched AS (
     FROM scored_raw AS r FULL JOIN scored_ident AS i ON i.doc_ord = r.doc_ord
 ),$s$;
     ELSIF a_policy = 'identifier_bm25_rrf' THEN
-        -- every match is named (sql/doc_id.sql inline), as sql/rank_rrf.sql does
+        -- each column's matches numbered in ranking order, as sql/rank_rrf.sql
+        -- numbers them (riido_pg.ranking.bm25._ranked): an id is looked up
+        -- (sql/doc_id.sql inline) only for a document whose score another shares, and
+        -- in a path of one segment not even then (its ords are in id byte order)
         stmt := stmt || format($s$
-ranked_raw AS (
-    SELECT x.doc_ord, x.units, row_number() OVER (ORDER BY x.units DESC, x.doc_id) AS r
-    FROM (SELECT t.doc_ord, t.units, (%1$s) AS doc_id FROM scored_raw AS t) AS x
-),
-ranked_ident AS (
-    SELECT x.doc_ord, x.units, row_number() OVER (ORDER BY x.units DESC, x.doc_id) AS r
-    FROM (SELECT t.doc_ord, t.units, (%1$s) AS doc_id FROM scored_ident AS t) AS x
-),
+ranked_raw AS (%1$s),
+ranked_ident AS (%2$s),
 matched AS (
     SELECT coalesce(a.doc_ord, b.doc_ord) AS doc_ord,
            coalesce(1::float8 / ($12 + a.r), 0::float8)
            + coalesce(1::float8 / ($12 + b.r), 0::float8) AS score,
            coalesce(a.units, 0) AS raw, coalesce(b.units, 0) AS ident
     FROM ranked_raw AS a FULL JOIN ranked_ident AS b ON b.doc_ord = a.doc_ord
-),$s$, $d$SELECT d.doc_id FROM riido.documents AS d
-          WHERE d.segment_id = (
-                    SELECT g.segment_id FROM riido.segments AS g
-                    WHERE g.segment_id = ANY($1)
-                      AND t.doc_ord >= g.first_ord
-                      AND t.doc_ord < g.first_ord + g.documents)
-            AND d.doc_ord = t.doc_ord$d$);
+),$s$, riido.search_ranked_sql('scored_raw', cardinality(a_segments)),
+        riido.search_ranked_sql('scored_ident', cardinality(a_segments)));
     ELSE
         -- structure_bm25: the name field is the identifier query against each
         -- document's name, BM25 with b = 0 (its length never read: N stands in)
@@ -451,7 +470,7 @@ $$;
 -- those of a_only, when given: sql/scores.sql), exactly as sql/scored.sql computes
 -- them (the same float8 expression, rounded to units of 2^-40 and summed as integers;
 -- df less the documents the snapshot removed).
-CREATE FUNCTION riido.search_scored(
+CREATE OR REPLACE FUNCTION riido.search_scored(
     a_segments uuid[], a_removed integer[], a_n bigint, a_len bigint, a_k1 float8,
     a_b float8, a_col text, a_lexemes text[], a_only integer[] DEFAULT NULL
 ) RETURNS TABLE (doc_ord integer, units bigint)
@@ -513,7 +532,7 @@ END
 $$;
 
 -- The id of document a_ord of a path (sql/doc_id.sql).
-CREATE FUNCTION riido.search_doc_id(a_segments uuid[], a_ord integer) RETURNS text
+CREATE OR REPLACE FUNCTION riido.search_doc_id(a_segments uuid[], a_ord integer) RETURNS text
 LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE AS $$
 BEGIN
 RETURN (
@@ -530,7 +549,7 @@ $$;
 
 -- The first a_count documents of a snapshot that neither a_matched nor a_removed
 -- holds, in id byte order (sql/zeros.sql: the zero-score tail of every ranking).
-CREATE FUNCTION riido.search_zeros(
+CREATE OR REPLACE FUNCTION riido.search_zeros(
     a_segments uuid[], a_removed integer[], a_matched integer[], a_count bigint
 ) RETURNS TABLE (doc_ord integer, doc_id text)
 LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
@@ -556,7 +575,7 @@ $$;
 -- One column's ranking, its first a_k (sql/rank.sql): the scored documents by units
 -- descending, then id; then, when fewer than a_k matched (all of them are then in the
 -- top), the zero tail in id order. Rows (doc_ord, units) in rank order.
-CREATE FUNCTION riido.search_column(
+CREATE OR REPLACE FUNCTION riido.search_column(
     a_segments uuid[], a_removed integer[], a_n bigint, a_len bigint, a_k1 float8,
     a_b float8, a_col text, a_lexemes text[], a_k bigint
 ) RETURNS TABLE (doc_ord integer, units bigint)
@@ -602,7 +621,7 @@ $$;
 
 -- The ranking: riido.search's body (riido.search only renames its arguments: an
 -- argument and a result column of a PL/pgSQL function may not share a name).
-CREATE FUNCTION riido.search_ranked(
+CREATE OR REPLACE FUNCTION riido.search_ranked(
     a_snapshot text, a_query text, a_k integer, a_policy text, a_hints text[]
 ) RETURNS TABLE (
     rank integer, id text, bm25_score float8, identifier_bm25_score float8, policy text,
@@ -833,7 +852,7 @@ END
 $$;
 
 -- The contract's entry point (README "Search from SQL").
-CREATE FUNCTION riido.search(
+CREATE OR REPLACE FUNCTION riido.search(
     snapshot text, query text, k integer DEFAULT 10, policy text DEFAULT 'bm25',
     hints text[] DEFAULT NULL
 ) RETURNS TABLE (

@@ -24,29 +24,12 @@ Create Date: 2026-12-03
 from __future__ import annotations
 
 import functools
-import hashlib
 import itertools
 import unicodedata
-from typing import Any
 
 from alembic import op
-from psycopg import sql
 
-from riido_pg.documents import MAX_QUERY_BYTES
-from riido_pg.fields import EXAMPLE_WORDS, TEST_WORDS
-from riido_pg.ranking.bm25 import SCALE
-from riido_pg.ranking.policies import (
-    FUSED_WEIGHT,
-    MODEL_OUT_OF_SCOPE,
-    OUT_OF_SCOPE,
-    RRF_K,
-    STRUCTURE_EXAMPLE_PRIOR,
-    STRUCTURE_TEST_PRIOR,
-    STRUCTURE_W_IDENT,
-    STRUCTURE_W_NAME,
-)
-from riido_pg.ranking.terms import MAX_IDENTIFIER_QUERY_BYTES, MAX_IDENTIFIER_QUERY_LEXEMES
-from riido_pg.resources import sql_text
+from riido_pg.server import search_functions
 from riido_pg.splitting import _char_class
 
 revision = "0012"
@@ -54,30 +37,6 @@ down_revision = "0011"
 branch_labels = None
 depends_on = None
 
-_FUNCTIONS = (
-    "riido.search(text, text, integer, text, text[])",
-    "riido.search_ranked(text, text, integer, text, text[])",
-    "riido.search_column(uuid[], integer[], bigint, bigint, double precision, "
-    "double precision, text, text[], bigint)",
-    "riido.search_fusion(uuid[], integer[], bigint, bigint, double precision, "
-    "double precision, text[], bigint, text[], integer, text, double precision, "
-    "double precision, double precision, double precision)",
-    "riido.search_zeros(uuid[], integer[], integer[], bigint)",
-    "riido.search_doc_id(uuid[], integer)",
-    "riido.search_scored(uuid[], integer[], bigint, bigint, double precision, "
-    "double precision, text, text[], integer[])",
-    "riido.search_column_sql(text, text, text, text, text, boolean, boolean, text)",
-    "riido.search_exact(bigint, double precision, double precision, integer)",
-    "riido.search_kept_sql(text)",
-    "riido.search_gone_sql(text, text, text)",
-    "riido.search_removed_sql(boolean)",
-    "riido.auxiliary_first(anyarray, anyarray)",
-    "riido.baseline_first(anyarray, anyarray)",
-    "riido.check_interleave(anyarray, anyarray)",
-    "riido.interleave(anyarray, anyarray, bigint)",
-    "riido.split_identifiers(text)",
-    "riido.search_settings()",
-)
 
 _SIGMA = "\u03a3"
 _PLANE_14 = range(0xE0000, 0xF0000)
@@ -132,45 +91,7 @@ def _ranges() -> list[tuple[int, int, str, int | None, str | None, str]]:
 
 #: :func:`digest` as of this revision.
 INSTALLS = "46df125c243476dd1d8f60af9080a60c1e5620d64f14d1897b08a476139b92b6"
-
-
-def digest() -> str:
-    """The sha256 of ``sql/search.sql`` and the settings' values (not of the splitter's
-    classes, which follow the running Python's Unicode version)."""
-    text = sql_text("search") + repr(_values())
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def _values() -> list[tuple[str, str, Any]]:
-    return [
-        ("max_query_bytes", "integer", MAX_QUERY_BYTES),
-        ("max_identifier_lexemes", "integer", MAX_IDENTIFIER_QUERY_LEXEMES),
-        ("max_identifier_bytes", "integer", MAX_IDENTIFIER_QUERY_BYTES),
-        ("labels", "text[]", [OUT_OF_SCOPE, MODEL_OUT_OF_SCOPE]),
-        ("scale", "float8", SCALE),
-        ("fused_weight", "float8", FUSED_WEIGHT),
-        ("rrf_k", "float8", RRF_K),
-        ("structure_w_ident", "float8", STRUCTURE_W_IDENT),
-        ("structure_w_name", "float8", STRUCTURE_W_NAME),
-        ("structure_test_prior", "float8", STRUCTURE_TEST_PRIOR),
-        ("structure_example_prior", "float8", STRUCTURE_EXAMPLE_PRIOR),
-        ("test_words", "text[]", sorted(TEST_WORDS)),
-        ("example_words", "text[]", sorted(EXAMPLE_WORDS)),
-    ]
-
-
-def _settings() -> sql.Composed:
-    values = _values()
-    columns = sql.SQL(", ").join(
-        sql.SQL("{} {}").format(sql.Identifier(name), sql.SQL(kind)) for name, kind, _ in values
-    )
-    selected = sql.SQL(", ").join(
-        sql.SQL("{}::{}").format(sql.Literal(value), sql.SQL(kind)) for _, kind, value in values
-    )
-    return sql.SQL(
-        "CREATE FUNCTION riido.search_settings() RETURNS TABLE ({}) "
-        "LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$ SELECT {} $$"
-    ).format(columns, selected)
+digest = search_functions.digest
 
 
 def upgrade() -> None:
@@ -186,11 +107,11 @@ def upgrade() -> None:
         "%s::int[], %s::text[], %s::text[])",
         [list(col) for col in zip(*rows, strict=True)],
     )
-    conn.execute(_settings())
-    conn.execute(sql_text("search"))
+    search_functions.install(conn, again=False)
 
 
 def downgrade() -> None:
-    for signature in _FUNCTIONS:
-        op.execute(f"DROP FUNCTION {signature}")
+    conn = op.get_bind().connection.driver_connection
+    assert conn is not None
+    search_functions.drop(conn)
     op.execute("DROP TABLE riido.split_chars")
