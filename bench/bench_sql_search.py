@@ -13,7 +13,10 @@ other, in alternating order, each timed as the client sees it on loopback:
   read-only transaction and statements, as an application calling the Python API gets.
 
 The first 20 queries of each policy warm both paths up and are not counted. Every
-timed pair is also compared: the ids in order must be equal (``mismatches``).
+timed pair is also compared: the ids in order must be equal (``mismatches``). Beside
+the p50s, the geometric mean of the per-query ratios sql/python with its 95 % paired
+bootstrap interval (``riido_pg.evaluation.significance``): an interval wholly below 1
+says the SQL path is faster beyond this run's noise.
 
     python bench/bench_sql_search.py                        # 31,000 functions
     python bench/bench_sql_search.py --functions 1000000    # the million (long load)
@@ -22,6 +25,7 @@ timed pair is also compared: the ids in order must be equal (``mismatches``).
 
 from __future__ import annotations
 
+import math
 import random
 import sys
 import time
@@ -44,6 +48,7 @@ from common import (
 )
 
 from riido_pg import Document, load_snapshot, rank_snapshot
+from riido_pg.evaluation.significance import paired_interval
 from riido_pg.ranking import policies
 
 POLICIES = tuple(p.name for p in policies() if not p.needs_model)
@@ -75,11 +80,18 @@ def measure(
                 times[path].append(elapsed)
         mismatches += got["sql"] != got["python"]
     sql_s, py_s = summary_ms(times["sql"]), summary_ms(times["python"])
+    # each query's two timings are a pair (same query, back to back, order alternating):
+    # the geometric mean of their ratios and its bootstrap interval say whether one
+    # path is faster beyond the machine's noise, which two p50s alone cannot
+    paired = paired_interval(
+        [math.log(t) for t in times["sql"]], [math.log(t) for t in times["python"]]
+    )
     return {
         "policy": policy,
         "sql": sql_s,
         "python": py_s,
         "p50_ratio": round(sql_s["p50_ms"] / py_s["p50_ms"], 3),
+        "paired_ratio": [round(math.exp(v), 3) for v in (paired.mean, paired.low, paired.high)],
         "mismatches": mismatches,
     }
 
@@ -148,6 +160,7 @@ def main() -> None:
             r["python"]["p50_ms"],
             r["python"]["p95_ms"],
             r["p50_ratio"],
+            "{} [{}, {}]".format(*r["paired_ratio"]),
             r["mismatches"],
         ]
         for r in results
@@ -162,6 +175,7 @@ def main() -> None:
                 "python p50 ms",
                 "python p95 ms",
                 "sql/python p50",
+                "sql/python per query [95 %]",
                 "id mismatches",
             ],
             rows,
