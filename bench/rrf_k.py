@@ -25,8 +25,8 @@ from corpus import development_corpora
 
 from riido_pg.evaluation import evaluate, store_corpus
 from riido_pg.ranking import Policy, register_policy
-from riido_pg.ranking.combiners import ReciprocalRank
 from riido_pg.ranking.policies import BM25, IDENTIFIER_BM25_BASELINE_FIRST
+from riido_pg.ranking.policy.rrf import ReciprocalRank
 
 KS = (0.0, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 40.0, 60.0, 100.0, 200.0)
 MEASURES = ("recall@1", "recall@10", "mrr", "mean_first_target_rank")

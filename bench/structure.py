@@ -41,7 +41,6 @@ from corpus import development_corpora
 from riido_pg import Database
 from riido_pg.evaluation.significance import paired_interval
 from riido_pg.ranking import Policy, register_policy
-from riido_pg.ranking.combiners import Structure
 from riido_pg.ranking.policies import (
     BM25,
     IDENTIFIER_BM25_BASELINE_FIRST,
@@ -51,6 +50,7 @@ from riido_pg.ranking.policies import (
     get_policy,
     policies,
 )
+from riido_pg.ranking.policy.structure import Structure
 
 W_IDENT = (4.0, 6.0, 8.0)
 W_NAME = (2.0, 4.0, 6.0, 8.0)

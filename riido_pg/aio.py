@@ -35,14 +35,14 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import weakref
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import psycopg
 
 from riido_pg.documents import HintsRequest
-from riido_pg.ranking.policies import BM25
+from riido_pg.ranking.policies import BM25, policy_params
 from riido_pg.ranking.rank import (
     Ranking,
     RankOptions,
@@ -103,10 +103,13 @@ async def rank_snapshot(
     hints: Sequence[str] | None = None,
     fused_weight: float | None = None,
     model: str | None = None,
+    params: Mapping[str, float] | None = None,
 ) -> Ranking:
     """:func:`riido_pg.rank_snapshot` on an asyncio connection: the same arguments,
     the same :class:`~riido_pg.Ranking`."""
-    opts = RankOptions.check(query, policy, limit, hints, fused_weight, model)
+    opts = RankOptions.check(
+        query, policy, limit, hints, policy_params(fused_weight, params), model
+    )
     async with _session(conn) as raw, async_read_transaction(raw):
         await run_async(raw, setup_plan())
         return await run_async(raw, snapshot_ranking_plan(snapshot_id, query, opts))
@@ -122,10 +125,13 @@ async def rank_documents(
     hints: Sequence[str] | None = None,
     fused_weight: float | None = None,
     model: str | None = None,
+    params: Mapping[str, float] | None = None,
 ) -> Ranking:
     """:func:`riido_pg.rank_documents` on an asyncio connection: the caller's
     documents are ranked in a scratch snapshot that is always rolled back."""
-    opts = RankOptions.check(request.query, policy, limit, hints, fused_weight, model)
+    opts = RankOptions.check(
+        request.query, policy, limit, hints, policy_params(fused_weight, params), model
+    )
     ranking: Ranking | None = None
     async with _session(conn) as raw, raw.transaction() as tx:
         snap = await run_async(raw, scratch_plan(request.documents, text_config))

@@ -121,7 +121,8 @@ def test_fusions_of_several_parameters_in_one_eval_each_rank_by_their_own(
     import sys
 
     from riido_pg.ranking import Policy, register_policy
-    from riido_pg.ranking.combiners import Fused, ReciprocalRank
+    from riido_pg.ranking.policy.fused import Fused
+    from riido_pg.ranking.policy.rrf import ReciprocalRank
 
     registry = sys.modules["riido_pg.ranking.policies"]  # the name is also a function's
     monkeypatch.setattr(registry, "_REGISTRY", dict(registry._REGISTRY))

@@ -15,7 +15,7 @@ from support.database import Database
 from riido_pg import Document, load_snapshot, rank_snapshot
 from riido_pg.errors import ConflictingOptions
 from riido_pg.ranking import OUT_OF_SCOPE, evaluated_policies, policies
-from riido_pg.ranking.combiners import NAME
+from riido_pg.ranking.inputs import NAME
 from riido_pg.ranking.model_hints import model_named
 from riido_pg.ranking.policies import HINTS, IDENT, MODEL, RAW, select_policy
 from riido_pg.storage.embeddings import embed_snapshot

@@ -24,7 +24,7 @@ is opened (a database opened by :meth:`Database.open` connects on first use).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +41,7 @@ from riido_pg.api.results import Evaluated, Listing, Loaded
 from riido_pg.documents import RankRequest, check_snapshot_id
 from riido_pg.errors import Hint, TransactionInProgress
 from riido_pg.ranking import BM25, Ranking
+from riido_pg.ranking.policies import policy_params
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import Connectable, boundary
 from riido_pg.sources import TreeOptions
@@ -255,13 +256,16 @@ class Database:
         hints: Sequence[str] | None = None,
         fused_weight: float | None = None,
         model: str | None = None,
+        params: Mapping[str, float] | None = None,
     ) -> Ranking:
         """Rank a stored snapshot for ``query`` (:func:`riido_pg.rank_snapshot`, on the
         server holding it)."""
         from riido_pg.ranking.rank import RankOptions, rank_checked
 
         check_snapshot_id(snapshot_id)
-        opts = RankOptions.check(query, policy, limit, hints, fused_weight, model)
+        opts = RankOptions.check(
+            query, policy, limit, hints, policy_params(fused_weight, params), model
+        )
         with self._call() as router:
             return router.run(
                 snapshot_id, lambda conn: rank_checked(conn, snapshot_id, query, opts)
@@ -290,11 +294,14 @@ class Database:
         hints: Sequence[str] | None = None,
         fused_weight: float | None = None,
         model: str | None = None,
+        params: Mapping[str, float] | None = None,
     ) -> Ranking:
         """Rank the request's documents, keeping nothing (``riido-pg hints``)."""
         from riido_pg.ranking.rank import RankOptions, rank_documents_checked
 
-        opts = RankOptions.check(request.query, policy, limit, hints, fused_weight, model)
+        opts = RankOptions.check(
+            request.query, policy, limit, hints, policy_params(fused_weight, params), model
+        )
         with self._call() as router:
             return rank_documents_checked(router.coordinator, request, text_config, opts)
 
@@ -313,6 +320,7 @@ class Database:
         model: str | None = None,
         progress: Progress | None = None,
         note: Note | None = None,
+        params: Mapping[str, float] | None = None,
     ) -> Evaluated:
         """Evaluate policies on a BEIR directory ``corpus`` (stored as a snapshot where
         a load of it would go, or reused when stored already), on history corpora
@@ -332,7 +340,8 @@ class Database:
         if model is not None:
             load_model(model)
         depth = DEFAULT_RUN_DEPTH if run_depth is None else run_depth
-        options = EvalOptions(chosen, text_config, run_dir, depth, fused_weight, model, progress)
+        given = policy_params(fused_weight, params)
+        options = EvalOptions(chosen, text_config, run_dir, depth, given, model, progress)
         with self._call() as router:
             if path is not None or corpora is not None:
                 self._writable_here(router, "storing a corpus")

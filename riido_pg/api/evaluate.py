@@ -30,7 +30,8 @@ class EvalOptions:
     text_config: str | None
     run_dir: Path | None
     run_depth: int
-    fused_weight: float | None
+    #: The policies' parameter values the caller gave (``fused_weight`` included).
+    params: dict[str, float]
     model: str | None
     progress: Progress | None
 
@@ -129,7 +130,7 @@ def evaluate_on(
             progress=progress,
             run_dir=options.run_dir,
             run_depth=options.run_depth,
-            fused_weight=options.fused_weight,
+            params=options.params,
             model=model,
         )
     finally:

@@ -244,7 +244,7 @@ def history_on(
         progress=progress,
         run_dir=options.run_dir,
         run_depth=options.run_depth,
-        fused_weight=options.fused_weight,
+        params=options.params,
         model=model,
     )
     loaded = {sid for _, sid in missing}

@@ -5,7 +5,8 @@ policy that needs nothing per question, and keeps the rank of the question's fir
 target. It runs in one read-only repeatable-read transaction and reads only stored
 data, so evaluating a directory and evaluating its snapshot id give the same output.
 Scores come from the sparse engine (:mod:`riido_pg.evaluation.scoring`); each
-policy's combiner ranks from them (:mod:`riido_pg.ranking.combiners`), after
+policy's combiner ranks from them (through the protocols
+:mod:`riido_pg.ranking.policy.skeleton` declares), after
 :func:`~riido_pg.ranking.policies.resolve` has picked, per question, the policy that
 actually runs — exactly as ``rank_snapshot`` does (``corpus.identifier_out_of_scope``
 counts the identifier fallbacks).
@@ -14,7 +15,7 @@ counts the identifier fallbacks).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,15 +40,17 @@ from riido_pg.evaluation.scoring import (
     documents,
 )
 from riido_pg.ranking import bm25 as bm25_sql
-from riido_pg.ranking.combiners import COLUMNS, NAME, Fused
+from riido_pg.ranking.inputs import COLUMNS, NAME
 from riido_pg.ranking.policies import (
     BM25,
     Policy,
-    check_weight,
+    configure,
     evaluated_policies,
     get_policy,
+    policy_params,
     resolve,
 )
+from riido_pg.ranking.policy.fused import WEIGHT
 from riido_pg.ranking.terms import QueryTerms
 from riido_pg.resources import sql_text
 from riido_pg.server.connect import Conn
@@ -98,12 +101,10 @@ def check_policies(policies: Sequence[str] | None, model: str | None = None) -> 
 
 @dataclass(frozen=True, slots=True)
 class EvalSetup:
-    """What an evaluation runs: its policies (checked), the fused weight, the run
-    files' depth and the learned hint source."""
+    """What an evaluation runs: its policies (checked, with the parameter values the
+    caller gave), the run files' depth and the learned hint source."""
 
     policies: tuple[Policy, ...]
-    weighted: tuple[Policy, ...]
-    weight: float | None
     depth: int
     model: str | None
 
@@ -112,27 +113,50 @@ class EvalSetup:
         return tuple(p.name for p in self.policies)
 
     @property
+    def config(self) -> dict[str, float]:
+        """The parameter values the output's ``config`` reports (each parameter
+        declaring a ``config`` key, from the first policy evaluated that has it)."""
+        out: dict[str, float] = {}
+        for policy in self.policies:
+            for param in policy.params:
+                if param.config is not None and param.config not in out:
+                    out[param.config] = policy.combiner.values[param.name]
+        return out
+
+    @property
     def reported_weight(self) -> float | None:
-        return _reported_weight(self.weighted, self.weight)
+        """The weight the fused policy ran with (None when it did not run)."""
+        return self.config.get("fused_weight")
 
 
 def choose(
     policies: Sequence[str] | None,
     *,
-    fused_weight: float | None,
+    fused_weight: float | None = None,
     run_depth: int,
     model: str | None,
+    params: Mapping[str, float] | None = None,
 ) -> EvalSetup:
-    """The checked settings of an evaluation (:func:`check_policies`, the fused
-    weight, the depth)."""
+    """The checked settings of an evaluation (:func:`check_policies`, the parameter
+    values, the depth). ``params`` gives each evaluated policy declaring a parameter
+    that value (one at least must declare it); ``fused_weight`` is the fused
+    policy's ``weight``."""
     chosen = tuple(get_policy(p) for p in check_policies(policies, model))
-    weighted = tuple(p for p in chosen if p.weighted)
-    if fused_weight is not None and not weighted:
-        raise ConflictingOptions("a fused weight needs a fused policy among those evaluated")
-    weight = check_weight(weighted[0], fused_weight) if weighted else None
+    given = policy_params(fused_weight, params)
+    for name in given:
+        if not any(p.name == name for policy in chosen for p in policy.params):
+            if name == WEIGHT:
+                raise ConflictingOptions(
+                    "a fused weight needs a fused policy among those evaluated"
+                )
+            raise ConflictingOptions(f"no policy evaluated has a parameter {name!r}")
+    configured = tuple(
+        configure(policy, {k: v for k, v in given.items() if k in {p.name for p in policy.params}})
+        for policy in chosen
+    )
     if run_depth < 1:
         raise InvalidInput("the run depth must be at least 1")
-    return EvalSetup(chosen, weighted, weight, run_depth, model)
+    return EvalSetup(configured, run_depth, model)
 
 
 @dataclass(slots=True)
@@ -247,14 +271,18 @@ def evaluate(
     run_depth: int = DEFAULT_RUN_DEPTH,
     fused_weight: float | None = None,
     model: str | None = None,
+    params: Mapping[str, float] | None = None,
 ) -> Evaluation:
     """Evaluate a snapshot's stored questions under ``policies`` (default: all that
     need nothing per question). With ``run_dir``, also writes one TREC run file per
-    policy (:mod:`riido_pg.evaluation.runfiles`). ``fused_weight`` overrides the
-    fused policy's weight (recorded in the output). ``model`` adds the learned hint
-    source's policy (the corpus must be embedded with it) and the cost of each
+    policy (:mod:`riido_pg.evaluation.runfiles`). ``params`` gives the evaluated
+    policies' parameters other values (:func:`choose`); ``fused_weight`` overrides
+    the fused policy's weight (recorded in the output). ``model`` adds the learned
+    hint source's policy (the corpus must be embedded with it) and the cost of each
     policy, measured in this run."""
-    chosen = choose(policies, fused_weight=fused_weight, run_depth=run_depth, model=model)
+    chosen = choose(
+        policies, fused_weight=fused_weight, run_depth=run_depth, model=model, params=params
+    )
     with read_transaction(conn):
         info = corpus_info(conn, snapshot_id)
         stored = load_questions(conn, info.snapshot)
@@ -279,15 +307,6 @@ def evaluate(
         model=ready.learned.model if ready.learned is not None else None,
         costs=measured_costs(chosen, clock, len(questions), learned),
     )
-
-
-def _reported_weight(weighted: Sequence[Policy], weight: float | None) -> float | None:
-    """The weight the fused policy ran with (None when it did not run)."""
-    if not weighted:
-        return None
-    combiner = weighted[0].combiner
-    assert isinstance(combiner, Fused)
-    return weight if weight is not None else combiner.weight
 
 
 def _in_order(conn: Conn, snap: Snapshot, docs: Documents, value: LiteralString) -> list[Any]:
@@ -366,7 +385,7 @@ def _evaluate_batch(
     scores = {
         c: (col.questions[start:stop] @ col.weights).tocsr() for c, col in ready.columns.items()
     }
-    batch = Batch(scores, docs.count, target_rows, target_ords, chosen.weight)
+    batch = Batch(scores, docs.count, target_rows, target_ords)
     if ready.test_docs is not None and ready.example_docs is not None:
         batch.test_docs = ready.test_docs
         batch.about_tests = np.fromiter((t.about_tests for t in terms), dtype=bool)

@@ -14,7 +14,7 @@ for a BEIR corpus.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,12 +116,15 @@ def evaluate_history(
     run_depth: int = DEFAULT_RUN_DEPTH,
     fused_weight: float | None = None,
     model: str | None = None,
+    params: Mapping[str, float] | None = None,
 ) -> Evaluation:
     """Rank every part's questions in its snapshot (each ready, with
     ``text_config``; embedded with ``model`` when one is named) and report them as
     one evaluation. Arguments as :func:`~riido_pg.evaluation.evaluate`'s; run files
     hold the snapshots' questions in the order of ``parts``."""
-    chosen = choose(policies, fused_weight=fused_weight, run_depth=run_depth, model=model)
+    chosen = choose(
+        policies, fused_weight=fused_weight, run_depth=run_depth, model=model, params=params
+    )
     total = sum(len(p.questions) for p in parts)
     if total == 0:
         raise InvalidCorpus("the history corpora have no question")

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from riido_pg.evaluation.scoring import Batch, Documents
-from riido_pg.ranking.combiners import IDENT, RAW
+from riido_pg.ranking.inputs import IDENT, RAW
 from riido_pg.ranking.model_hints import CANDIDATES, cosine_hints, model_named
 from riido_pg.server.connect import Conn
 from riido_pg.server.plans import run

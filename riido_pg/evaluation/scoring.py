@@ -14,8 +14,9 @@ single-list policy the first-target rank is a count: 1 + the documents that beat
 best target (a higher score, or the same score and a smaller id), zero-score
 documents counted from their places. Interleaved policies need only the two
 rankings' prefixes down to each one's first target (:meth:`FirstTargets.prefix`). Nothing
-is sorted in full unless run files are asked for. A policy's combiner
-(:mod:`riido_pg.ranking.combiners`) reads what it needs from a :class:`Batch`.
+is sorted in full unless run files are asked for. A policy's combiner reads what it
+needs from a :class:`Batch`, which implements the protocol ranking declares for it
+(:class:`riido_pg.ranking.policy.skeleton.EvalScores`).
 """
 
 from __future__ import annotations
@@ -236,8 +237,6 @@ class Batch:
     n_docs: int
     target_rows: IntArray
     target_ords: IntArray
-    #: The fused weight the evaluation runs with (None: the policy's own).
-    weight: float | None = None
     hints: list[list[int] | None] = field(default_factory=list)
     #: Per document place: is it test code (kind ``test``)? documentation or example
     #: code (kind ``example``)? Per question: is it about tests? about documentation

@@ -1,4 +1,5 @@
-"""Ranking: the policies and their combiners, query terms, BM25 in SQL, interleaving."""
+"""Ranking: the policy registry and its policy modules (:mod:`riido_pg.ranking.policy`),
+query terms, BM25 in SQL, interleaving."""
 
 from riido_pg.ranking.interleave import auxiliary_first, baseline_first, iter_interleave
 from riido_pg.ranking.policies import (

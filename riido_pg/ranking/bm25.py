@@ -2,8 +2,8 @@
 
 ``sql/scored.sql`` is the one per-column scoring fragment (README "Ranking"); this
 module composes it with :mod:`psycopg.sql` into ``sql/rank.sql`` (one column),
-``sql/rank_fused.sql`` and ``sql/rank_rrf.sql`` (both columns:
-:func:`two_columns`), ``sql/scores.sql``
+``sql/rank_score.sql`` (a policy's own score over its columns:
+:func:`score_ranking`), ``sql/scores.sql``
 (given documents) and ``sql/eval_postings.sql`` (every weight, for the evaluation).
 A snapshot that removed documents from its path gets the fragment's removed-document
 filter, and its df is each postings row's length less the removed documents counted in
@@ -17,7 +17,7 @@ turns them into the float a result shows.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from psycopg import sql
 
@@ -27,15 +27,15 @@ from riido_pg.storage.fragments import REMOVED_ORDS
 from riido_pg.storage.snapshots import Target
 
 __all__ = [
+    "KINDS",
     "NAME",
     "SCALE",
     "eval_postings",
     "kind_ords",
     "ranked",
     "score",
+    "score_ranking",
     "scores",
-    "structure",
-    "two_columns",
 ]
 
 #: The name field's column (``riido.postings.col``): BM25 without length
@@ -186,8 +186,10 @@ _KINDS = sql.SQL(
     "SELECT p.lexeme AS kind, unnest(p.doc_ords) AS doc_ord FROM riido.postings AS p "
     "WHERE p.segment_id = ANY(%(segments)s::uuid[]) AND p.col = 'kind'"
 )
+#: The same, for a policy's fragment to read (``structure_bm25``'s priors).
+KINDS = _KINDS
 
-#: One column's matches numbered in its ranking's order (``sql/rank_rrf.sql``): score
+#: One column's matches numbered in its ranking's order (``sql/rank_score.sql``): score
 #: descending, then id. A document's id decides only among documents of equal score,
 #: so only those are looked up; in a path of one segment not even they are, since a
 #: segment numbers its documents in id byte order (``sql/stage_documents.sql``).
@@ -259,65 +261,69 @@ def ranked(target: Target, col: str, lexemes: Sequence[str], limit: int | None) 
     return Query(statement, target.params(**{f"lexemes_{col}": list(lexemes), "limit": limit}))
 
 
-def two_columns(
+def score_ranking(
     target: Target,
-    name: str,
-    raw: Sequence[str],
-    ident: Sequence[str],
+    lexemes: Mapping[str, Sequence[str]],
     limit: int | None,
-    **params: object,
+    *,
+    score: sql.Composable,
+    ranked: bool = False,
+    ctes: Sequence[sql.Composable] = (),
+    joins: Sequence[tuple[str, str]] = (),
+    params: Mapping[str, object] | None = None,
 ) -> Query:
-    """A ranking over both columns: ``sql/<name>.sql`` (``rank_fused``,
-    ``rank_rrf``) composed with both columns' ``sql/scored.sql``; ``params`` are its
-    own parameters. Rows (doc_ord, doc_id, score, raw units, identifier units)."""
-    statement = sql.SQL(sql_template(name)).format(
-        removed=_removed(target),
-        scored_raw=_scored(target, "raw", len(raw)),
-        scored_ident=_scored(target, "ident", len(ident)),
-        ranked_raw=_ranked(target, "raw"),
-        ranked_ident=_ranked(target, "ident"),
-        scale=SCALE_SQL,
-        # rank_fused's zero-score documents may still have an identifier score (w = 0);
-        # rank_rrf's match neither column
-        tail=_tail(
-            target, "matched", "score", ("raw", "ident"), "fused" if name == "rank_fused" else None
-        ),
-    )
-    return Query(
-        statement,
-        target.params(lexemes_raw=list(raw), lexemes_ident=list(ident), limit=limit, **params),
-    )
+    """A ranking by a policy's own score (``sql/rank_score.sql``): each column of
+    ``lexemes`` (its query lexemes) scored by ``sql/scored.sql`` (its matches numbered
+    in ranking order too when ``ranked``), full-joined on doc_ord (column ``c``'s row
+    aliased ``c_<c>``), ``score`` the policy's expression over them, reading ``ctes``
+    too (each ``name AS (...)``), those of ``joins`` (CTE, alias) left-joined on the
+    document's doc_ord; ``params`` are its own parameters. Rows (doc_ord, doc_id,
+    score, each column's units)."""
+    columns = list(lexemes)
+    alias = [sql.Identifier(f"c_{c}") for c in columns]
+    source = "ranked_{}" if ranked else "scored_{}"
 
+    def doc_ord(upto: int) -> sql.Composable:
+        ords = [sql.SQL("{}.doc_ord").format(a) for a in alias[:upto]]
+        return (
+            ords[0] if len(ords) == 1 else sql.SQL("coalesce({})").format(sql.SQL(", ").join(ords))
+        )
 
-def structure(
-    target: Target,
-    raw: Sequence[str],
-    ident: Sequence[str],
-    limit: int | None,
-    **params: object,
-) -> Query:
-    """The structure ranking (``sql/rank_structure.sql``): both body columns and the
-    name field (the identifier lexemes), each ``sql/scored.sql``; ``params`` are its
-    weights. Rows (doc_ord, doc_id, score, raw units, identifier units, name units)."""
-    statement = sql.SQL(sql_template("rank_structure")).format(
+    joined: list[sql.Composable] = [
+        sql.SQL("{} AS {}").format(sql.Identifier(source.format(columns[0])), alias[0])
+    ]
+    for n, (col, a) in enumerate(zip(columns[1:], alias[1:], strict=True), start=1):
+        joined.append(
+            sql.SQL("\n    FULL JOIN {} AS {} ON {}.doc_ord = {}").format(
+                sql.Identifier(source.format(col)), a, a, doc_ord(n)
+            )
+        )
+    before = [_scored(target, c, len(lexemes[c])) for c in columns]
+    if ranked:
+        before += [_ranked(target, c) for c in columns]
+    statement = sql.SQL(sql_template("rank_score")).format(
         removed=_removed(target),
-        scored_raw=_scored(target, "raw", len(raw)),
-        scored_ident=_scored(target, "ident", len(ident)),
-        scored_name=_scored(target, NAME, len(ident)),
-        kinds=_KINDS,
-        scale=SCALE_SQL,
-        tail=_tail(target, "matched", "score", ("raw", "ident", "name"), "fused"),
-    )
-    return Query(
-        statement,
-        target.params(
-            lexemes_raw=list(raw),
-            lexemes_ident=list(ident),
-            lexemes_name=list(ident),
-            limit=limit,
-            **params,
+        scored=sql.SQL(",\n").join(before),
+        ctes=sql.SQL("").join(sql.SQL("{},\n").format(c) for c in ctes),
+        doc_ord=doc_ord(len(columns)),
+        units=sql.SQL("").join(
+            sql.SQL(",\n           coalesce({}.units, 0) AS {}").format(a, sql.Identifier(c))
+            for c, a in zip(columns, alias, strict=True)
         ),
+        score=score,
+        joined=sql.Composed(joined),
+        joins=sql.SQL("").join(
+            sql.SQL("\n    LEFT JOIN {} AS {} ON {}.doc_ord = {}").format(
+                sql.Identifier(cte), sql.Identifier(a), sql.Identifier(a), doc_ord(len(columns))
+            )
+            for cte, a in joins
+        ),
+        columns=sql.SQL("").join(sql.SQL(", {}").format(sql.Identifier("f", c)) for c in columns),
+        # a document scoring 0 (a weight of 0) may still have column scores
+        tail=_tail(target, "matched", "score", columns, "fused"),
     )
+    named = {f"lexemes_{c}": list(lx) for c, lx in lexemes.items()}
+    return Query(statement, target.params(**named, limit=limit, **(params or {})))
 
 
 def kind_ords(target: Target, kind: str) -> Query:

@@ -1,4 +1,4 @@
-"""The names of the ranked lists a policy combines (:mod:`riido_pg.ranking.combiners`),
+"""The names of the ranked lists a policy combines (:mod:`riido_pg.ranking.policy`),
 which the evaluation's scores are keyed by too (:mod:`riido_pg.evaluation.scoring`).
 
 ``raw``: BM25 over ``tsv_raw``; ``ident``: BM25 over ``tsv_ident``; ``name``: the name

@@ -1,34 +1,42 @@
-"""The policies: every ranking policy declared once, with its behaviour.
+"""The policy registry: every ranking policy declared once, with its behaviour.
 
-A :class:`Policy` is a name, a one-line summary and a combiner
-(:mod:`riido_pg.ranking.combiners`) that owns how its lists become one ranking —
-for a stored snapshot, for ``hints`` and inside ``eval`` alike. :func:`resolve`
-decides which policy actually runs for a query and under which label (the
-``bm25`` fallbacks for queries outside a policy's scope), for every caller.
-:func:`register_policy` adds a policy (an application's own combination, say), and
-:func:`policies` lists them in declaration order, which is README "Policies"' order.
+A :class:`Policy` is a name, a one-line summary and a combiner that owns how its
+lists become one ranking — for a stored snapshot, for ``hints`` and inside ``eval``
+alike; each policy family is one module of :mod:`riido_pg.ranking.policy`, which
+declares its parameters and its policies. :func:`resolve` decides which policy
+actually runs for a query and under which label (the ``bm25`` fallbacks for queries
+outside a policy's scope), for every caller; :func:`configure` gives a policy's
+parameters other values (``params=``, ``fused_weight=``). :func:`register_policy`
+adds a policy (an application's own module, say), and :func:`policies` lists them in
+declaration order, which is README "Policies"' order.
 """
 
 from __future__ import annotations
 
-import math
+import dataclasses
 import threading
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 
 from riido_pg.errors import ConflictingOptions, Hint
-from riido_pg.ranking.combiners import (
-    HINTS,
-    IDENT,
-    MODEL,
-    NAME,
-    RAW,
-    Combiner,
-    Fused,
-    Interleave,
-    ReciprocalRank,
-    Single,
-    Structure,
+from riido_pg.ranking.policy import fused, hinted, interleaved, rrf, single, structure
+from riido_pg.ranking.policy.fused import FUSED_WEIGHT, IDENTIFIER_BM25_FUSED, WEIGHT
+from riido_pg.ranking.policy.hinted import (
+    EXTERNAL_HINTS_BASELINE_FIRST,
+    MODEL_HINTS_BASELINE_FIRST,
+)
+from riido_pg.ranking.policy.interleaved import (
+    IDENTIFIER_BM25_AUXILIARY_FIRST,
+    IDENTIFIER_BM25_BASELINE_FIRST,
+)
+from riido_pg.ranking.policy.rrf import IDENTIFIER_BM25_RRF, RRF_K
+from riido_pg.ranking.policy.single import BM25, IDENTIFIER_BM25
+from riido_pg.ranking.policy.skeleton import HINTS, IDENT, MODEL, NAME, RAW, Param, Policy
+from riido_pg.ranking.policy.structure import (
+    STRUCTURE_BM25,
+    STRUCTURE_EXAMPLE_PRIOR,
+    STRUCTURE_TEST_PRIOR,
+    STRUCTURE_W_IDENT,
+    STRUCTURE_W_NAME,
 )
 from riido_pg.ranking.terms import QueryTerms
 
@@ -47,6 +55,7 @@ __all__ = [
     "MODEL",
     "MODEL_HINTS_BASELINE_FIRST",
     "MODEL_OUT_OF_SCOPE",
+    "NAME",
     "OUT_OF_SCOPE",
     "RAW",
     "RRF_K",
@@ -57,41 +66,16 @@ __all__ = [
     "STRUCTURE_W_NAME",
     "Policy",
     "check_hints",
-    "check_weight",
+    "configure",
     "evaluated_policies",
     "get_policy",
     "policies",
+    "policy_params",
     "register_policy",
     "resolve",
     "select_policy",
 ]
 
-BM25 = "bm25"
-IDENTIFIER_BM25 = "identifier_bm25"
-IDENTIFIER_BM25_BASELINE_FIRST = "identifier_bm25_baseline_first"
-IDENTIFIER_BM25_AUXILIARY_FIRST = "identifier_bm25_auxiliary_first"
-EXTERNAL_HINTS_BASELINE_FIRST = "external_hints_baseline_first"
-IDENTIFIER_BM25_FUSED = "identifier_bm25_fused"
-IDENTIFIER_BM25_RRF = "identifier_bm25_rrf"
-MODEL_HINTS_BASELINE_FIRST = "model_hints_baseline_first"
-STRUCTURE_BM25 = "structure_bm25"
-#: w of identifier_bm25_fused: a constant chosen on the development corpora (cosqa-dev
-#: and docproxy, README "Choosing the fused weight"), not learned per snapshot.
-FUSED_WEIGHT = 4.0
-#: k of identifier_bm25_rrf, chosen on the development corpora (cosqa-dev and
-#: docproxy; docs/evaluation.md "Choosing the fused weight" has the sweep): MRR is flat
-#: for k from 0 to 2 and falls beyond, so not the customary 60.
-RRF_K = 1.0
-#: structure_bm25's constants, chosen on the development corpora only (cosqa-dev,
-#: docproxy and the history corpora of docs/evaluation.md "Ranking with structure";
-#: bench/structure.py has the sweep): the identifier column's weight, the name
-#: field's weight, the factor of a test document's score when the question is not
-#: about tests, and that of documentation, example or benchmark code when the
-#: question is not about those.
-STRUCTURE_W_IDENT = 6.0
-STRUCTURE_W_NAME = 6.0
-STRUCTURE_TEST_PRIOR = 0.3
-STRUCTURE_EXAMPLE_PRIOR = 0.5
 #: A result label, not a policy: identifier hints were asked for, but the query is
 #: outside the identifier limits or has no searchable words; ``bm25`` was ranked.
 OUT_OF_SCOPE = "bm25_identifier_input_out_of_scope"
@@ -99,54 +83,6 @@ OUT_OF_SCOPE = "bm25_identifier_input_out_of_scope"
 #: the model (blank, or no token the model knows); ``bm25`` was ranked.
 MODEL_OUT_OF_SCOPE = "bm25_model_input_out_of_scope"
 LABELS = (OUT_OF_SCOPE, MODEL_OUT_OF_SCOPE)
-
-
-@dataclass(frozen=True, slots=True)
-class Policy:
-    name: str
-    #: How its lists become one ranking.
-    combiner: Combiner
-    #: One line for ``--help`` and the README.
-    summary: str
-    #: The command-line flag that selects this policy on its own, if any. A flag
-    #: excludes every other flag and any ``--policy`` naming another policy.
-    flag: str | None = None
-
-    @property
-    def lists(self) -> tuple[str, ...]:
-        return self.combiner.lists
-
-    @property
-    def needs_hints(self) -> bool:
-        """The caller supplies the hint list (``--hints-file``, ``hints=``)."""
-        return HINTS in self.lists
-
-    @property
-    def needs_model(self) -> bool:
-        """The caller names a learned hint source (``--model``, ``model=``)."""
-        return MODEL in self.lists
-
-    @property
-    def identifier(self) -> bool:
-        """Draws on the identifier column: falls back to ``bm25`` (labelled
-        :data:`OUT_OF_SCOPE`) for a query outside the identifier limits."""
-        return IDENT in self.lists
-
-    @property
-    def weighted(self) -> bool:
-        """A caller may give it another fused weight (``fused_weight=``)."""
-        return isinstance(self.combiner, Fused)
-
-    @property
-    def evaluated(self) -> bool:
-        """``eval`` can run it: it needs nothing per question beyond the question
-        (a model policy runs when ``eval --model`` names the model)."""
-        return not self.needs_hints
-
-    @property
-    def fused(self) -> bool:
-        """It ranks by a score of its own (a fusion of the two columns)."""
-        return self.combiner.score_name is not None
 
 
 _REGISTRY: dict[str, Policy] = {}
@@ -178,66 +114,9 @@ def policies() -> tuple[Policy, ...]:
     return tuple(_REGISTRY.values())
 
 
-register_policy(Policy(BM25, Single(RAW), "BM25 over the raw column (the default)"))
-register_policy(
-    Policy(IDENTIFIER_BM25, Single(IDENT), "BM25 over the identifier-split column alone")
-)
-register_policy(
-    Policy(
-        IDENTIFIER_BM25_BASELINE_FIRST,
-        Interleave(RAW, IDENT),
-        "interleave bm25 (first) with identifier_bm25",
-        flag="--identifier-hints",
-    )
-)
-register_policy(
-    Policy(
-        IDENTIFIER_BM25_AUXILIARY_FIRST,
-        Interleave(IDENT, RAW),
-        "interleave identifier_bm25 (first) with bm25",
-    )
-)
-register_policy(
-    Policy(
-        IDENTIFIER_BM25_FUSED,
-        Fused(FUSED_WEIGHT),
-        f"one ranking by bm25 + w * identifier_bm25 (w = {FUSED_WEIGHT:g})",
-    )
-)
-register_policy(
-    Policy(
-        IDENTIFIER_BM25_RRF,
-        ReciprocalRank(RRF_K),
-        f"reciprocal rank fusion of bm25 and identifier_bm25 (k = {RRF_K:g})",
-    )
-)
-register_policy(
-    Policy(
-        STRUCTURE_BM25,
-        Structure(
-            STRUCTURE_W_IDENT, STRUCTURE_W_NAME, STRUCTURE_TEST_PRIOR, STRUCTURE_EXAMPLE_PRIOR
-        ),
-        f"bm25 + {STRUCTURE_W_IDENT:g} * identifier_bm25 + {STRUCTURE_W_NAME:g} * name_bm25, "
-        f"test code x {STRUCTURE_TEST_PRIOR:g} unless the question is about tests, "
-        f"documentation and example code x {STRUCTURE_EXAMPLE_PRIOR:g} unless it is about them",
-    )
-)
-register_policy(
-    Policy(
-        EXTERNAL_HINTS_BASELINE_FIRST,
-        Interleave(RAW, HINTS),
-        "interleave bm25 (first) with the caller's hint ids",
-        flag="--hints-file",
-    )
-)
-register_policy(
-    Policy(
-        MODEL_HINTS_BASELINE_FIRST,
-        Interleave(RAW, MODEL),
-        "interleave bm25 (first) with a learned model's cosine order",
-        flag="--model",
-    )
-)
+for _module in (single, interleaved, fused, rrf, structure, hinted):
+    for _policy in _module.POLICIES:
+        register_policy(_policy)
 
 
 def evaluated_policies(model: bool = False) -> tuple[str, ...]:
@@ -269,15 +148,34 @@ def resolve(policy: Policy, terms: QueryTerms, *, embedded: bool = True) -> tupl
     return policy, policy.name
 
 
-def check_weight(policy: Policy, value: float | None) -> float | None:
-    """A caller's fused weight: finite, >= 0, and only for a weighted policy."""
-    if value is None:
-        return None
-    if not policy.weighted:
-        raise ConflictingOptions(f"a fused weight applies to fused policies, not {policy.name}")
-    if not (value >= 0 and math.isfinite(value)):
-        raise ConflictingOptions(f"the fused weight must be a finite number >= 0, not {value}")
-    return float(value)
+def policy_params(
+    fused_weight: float | None, params: Mapping[str, float] | None
+) -> dict[str, float]:
+    """The parameter values a caller gave: ``params``, and ``fused_weight`` as the
+    fused policy's ``weight`` (the older spelling, kept)."""
+    given = dict(params or {})
+    if fused_weight is not None:
+        given[WEIGHT] = fused_weight
+    return given
+
+
+def _declared(policy: Policy, name: str) -> Param:
+    found = next((p for p in policy.params if p.name == name), None)
+    if found is None:
+        if name == WEIGHT:
+            raise ConflictingOptions(f"a fused weight applies to fused policies, not {policy.name}")
+        raise ConflictingOptions(f"policy {policy.name} has no parameter {name!r}")
+    return found
+
+
+def configure(policy: Policy, params: Mapping[str, float] | None) -> Policy:
+    """``policy`` with the parameter values ``params`` gives (each declared by it and
+    checked: ConflictingOptions otherwise); the policy itself when none is given."""
+    if not params:
+        return policy
+    for name, value in params.items():
+        _declared(policy, name).checked(value)
+    return dataclasses.replace(policy, combiner=policy.combiner.configured(params))
 
 
 def check_hints(policy: Policy, hints: Sequence[str] | None, model: str | None = None) -> None:

@@ -12,22 +12,23 @@ from either list, so the result is exactly the first K of the full ranking.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from riido_pg.documents import MAX_LIMIT, RankRequest, check_query
 from riido_pg.errors import InvalidInput
 from riido_pg.ranking import bm25, lists
-from riido_pg.ranking.combiners import HINTS, IDENT, NAME, RAW, RankInput, Row
 from riido_pg.ranking.policies import (
     BM25,
     Policy,
     check_hints,
-    check_weight,
+    configure,
     get_policy,
+    policy_params,
     resolve,
 )
+from riido_pg.ranking.policy.skeleton import HINTS, IDENT, NAME, RAW, RankInput, Row
 from riido_pg.ranking.terms import QueryTerms, terms_plan
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import read_transaction, translated
@@ -109,12 +110,12 @@ class Ranking:
 
 @dataclass(frozen=True, slots=True)
 class RankOptions:
-    """A ranking's options, checked (:meth:`check`) before any database work."""
+    """A ranking's options, checked (:meth:`check`) before any database work: the
+    policy with the parameter values the caller gave."""
 
     policy: Policy
     limit: int | None = None
     hints: Sequence[str] | None = None
-    weight: float | None = None
     model: str | None = None
 
     @classmethod
@@ -124,7 +125,7 @@ class RankOptions:
         policy: str,
         limit: int | None,
         hints: Sequence[str] | None,
-        fused_weight: float | None,
+        params: Mapping[str, float] | None,
         model: str | None,
     ) -> RankOptions:
         check_query(query)
@@ -132,12 +133,12 @@ class RankOptions:
         check_hints(chosen, hints, model)
         if limit is not None and not 1 <= limit <= MAX_LIMIT:
             raise InvalidInput(f"limit must be from 1 to {MAX_LIMIT}")
-        weight = check_weight(chosen, fused_weight)
+        chosen = configure(chosen, params)
         if model is not None:
             from riido_pg.ranking.model_hints import model_named
 
             model_named(model)  # an unknown or uninstalled model fails before any work
-        return cls(chosen, limit, hints, weight, model)
+        return cls(chosen, limit, hints, model)
 
 
 def _model_ords(
@@ -165,9 +166,7 @@ def ranking_plan(snap: Snapshot, query: str, opts: RankOptions) -> Plan[Ranking]
     if HINTS in policy.lists:
         assert opts.hints is not None
         hints = yield from lists.hint_ords(target, opts.hints)
-    rows = yield from policy.combiner.rank(
-        RankInput(target, terms, opts.limit, hints, model, opts.weight)
-    )
+    rows = yield from policy.combiner.rank(RankInput(target, terms, opts.limit, hints, model))
     shown = [RAW, IDENT] if policy.identifier else [RAW]
     by_ord = {r.doc_ord: r for r in rows}
     for col in shown:
@@ -224,16 +223,18 @@ def rank_snapshot(
     hints: Sequence[str] | None = None,
     fused_weight: float | None = None,
     model: str | None = None,
+    params: Mapping[str, float] | None = None,
 ) -> Ranking:
     """Rank a stored snapshot. ``limit`` gives exactly the first K of the full ranking;
-    ``fused_weight`` overrides a fused policy's weight; ``model`` names the learned
-    hint source of ``model_hints_baseline_first`` (the snapshot must have been loaded
-    with it).
+    ``params`` gives the policy's parameters other values (``fused_weight``: the
+    fused policy's ``weight``); ``model`` names the learned hint source of
+    ``model_hints_baseline_first`` (the snapshot must have been loaded with it).
 
     Runs in one read-only repeatable-read transaction, so a concurrent ``replace``
     is seen entirely or not at all (inside a caller's transaction: in that one).
     """
-    opts = RankOptions.check(query, policy, limit, hints, fused_weight, model)
+    given = policy_params(fused_weight, params)
+    opts = RankOptions.check(query, policy, limit, hints, given, model)
     return rank_checked(conn, snapshot_id, query, opts)
 
 
@@ -257,10 +258,13 @@ def rank_documents(
     hints: Sequence[str] | None = None,
     fused_weight: float | None = None,
     model: str | None = None,
+    params: Mapping[str, float] | None = None,
 ) -> Ranking:
     """Rank the caller's documents without keeping them (a scratch snapshot; with a
-    ``model``, the documents are embedded inside it too)."""
-    opts = RankOptions.check(request.query, policy, limit, hints, fused_weight, model)
+    ``model``, the documents are embedded inside it too); arguments as
+    :func:`rank_snapshot`'s."""
+    given = policy_params(fused_weight, params)
+    opts = RankOptions.check(request.query, policy, limit, hints, given, model)
     return rank_documents_checked(conn, request, text_config, opts)
 
 

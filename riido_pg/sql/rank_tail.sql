@@ -1,5 +1,5 @@
--- rank_tail.sql: the tail every ranking ends with (rank.sql, rank_fused.sql,
--- rank_rrf.sql, rank_structure.sql), composed by riido_pg.ranking.bm25: the matching
+-- rank_tail.sql: the tail every ranking ends with (rank.sql, rank_score.sql),
+-- composed by riido_pg.ranking.bm25: the matching
 -- documents {matched} (a CTE: doc_ord, the ranking's score {score}, and the column
 -- scores a result shows) ordered by score descending, then document id in byte order,
 -- then the documents matching nothing with score 0 in id order (sql/zeros.sql, {zeros}).

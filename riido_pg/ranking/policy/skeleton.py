@@ -1,0 +1,404 @@
+"""The shared ranking skeleton every policy module plugs into.
+
+A policy module (``single``, ``interleaved``, ``fused``, ``rrf``, ``structure``,
+``hinted``: README "Policies", docs/how-it-works.md "How to add a policy") declares
+its parameters as plain data (:class:`Param`, the way ir_measures' measures carry
+theirs) and a combiner that turns its ranked lists into one ranking, for a stored
+snapshot (:meth:`Combiner.rank`, a plan of SQL statements) and inside the evaluation
+(:meth:`Combiner.first_target`, :meth:`Combiner.run_order`), so both paths rank alike
+by construction. A policy that ranks by a score of its own subclasses
+:class:`Scored`: it gives ONE score fragment (:class:`Fragment`, an SQL expression over
+its columns' BM25 scores) to the one ranking statement, ``sql/rank_score.sql``
+(:func:`riido_pg.ranking.bm25.score_ranking`), and the same score over the
+evaluation's sparse matrices (:meth:`Scored.scores`).
+
+The evaluation depends on the protocols declared here (:class:`Combiner`,
+:class:`EvalScores`), never on a concrete combiner; :class:`EvalScores` is what the
+evaluation's batch of questions offers a combiner
+(``riido_pg.evaluation.scoring.Batch`` implements it).
+"""
+
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol, Self
+
+from psycopg import sql
+
+from riido_pg.errors import ConflictingOptions
+from riido_pg.ranking import bm25
+from riido_pg.ranking.inputs import COLUMNS, HINTS, IDENT, MODEL, NAME, RAW
+from riido_pg.ranking.terms import QueryTerms
+from riido_pg.server.plans import Plan
+from riido_pg.storage.snapshots import Target
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+    import scipy.sparse as sp
+
+__all__ = [
+    "AT_LEAST_ZERO",
+    "COLUMNS",
+    "HINTS",
+    "IDENT",
+    "MODEL",
+    "NAME",
+    "RAW",
+    "UNIT_INTERVAL",
+    "Check",
+    "Combiner",
+    "EvalScores",
+    "Fragment",
+    "Param",
+    "Policy",
+    "RankInput",
+    "Row",
+    "Scored",
+    "column_rows",
+    "param",
+    "rank",
+    "units",
+    "value",
+]
+
+
+# -- parameters ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """What a parameter's value must be: a test and the words saying it."""
+
+    test: Callable[[float], bool]
+    text: str
+
+
+AT_LEAST_ZERO = Check(lambda v: v >= 0 and math.isfinite(v), "a finite number >= 0")
+UNIT_INTERVAL = Check(lambda v: 0 < v <= 1, "a number in (0, 1]")
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """One parameter of a policy: its name (the key of ``params=``), its default,
+    what a value must be and what it is (``doc``, for messages and ``--help``).
+    ``config``: the key the evaluation's ``config`` reports it under (None: not
+    reported)."""
+
+    name: str
+    default: float
+    check: Check
+    doc: str
+    config: str | None = None
+
+    def checked(self, value: float) -> float:
+        """``value`` as a float, or ConflictingOptions saying what it must be."""
+        if not self.check.test(value):
+            raise ConflictingOptions(f"{self.doc} must be {self.check.text}, not {value}")
+        return float(value)
+
+
+# -- what a combiner ranks and returns ------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class RankInput:
+    """What a combiner ranks: a snapshot, the query's terms, the first ``limit``
+    (None: every document), and the hint lists a policy may draw on (doc_ords)."""
+
+    target: Target
+    terms: QueryTerms
+    limit: int | None
+    hints: Sequence[int] | None = None
+    model: Sequence[int] | None = None
+
+
+@dataclass(slots=True)
+class Row:
+    """One ranked document as a combiner knows it: its ord, and whatever it read on
+    the way (its id, its columns' score units, its own score)."""
+
+    doc_ord: int
+    doc_id: str | None = None
+    raw: int | None = None
+    ident: int | None = None
+    score: float | None = None
+    name: int | None = None
+
+
+class EvalScores(Protocol):
+    """What the evaluation offers a combiner for a batch of questions: each column's
+    scores over every document (``scores``: integer units, questions x documents),
+    per document whether it is test or example code and per question whether it is
+    about those (None when no policy of the evaluation reads the fields), and the
+    ranking operations over a score matrix, by key (a column, or a key a combiner
+    :meth:`derive`\\ d)."""
+
+    @property
+    def scores(self) -> Mapping[str, sp.csr_matrix]: ...
+    @property
+    def test_docs(self) -> npt.NDArray[np.bool_] | None: ...
+    @property
+    def about_tests(self) -> npt.NDArray[np.bool_] | None: ...
+    @property
+    def example_docs(self) -> npt.NDArray[np.bool_] | None: ...
+    @property
+    def about_examples(self) -> npt.NDArray[np.bool_] | None: ...
+
+    def derive(self, key: str, matrix: sp.csr_matrix) -> None:
+        """Keep ``matrix`` (questions x documents, scores > 0) under ``key``."""
+
+    def rank_of_first(self, key: str, i: int) -> int:
+        """The rank of question ``i``'s first target in the ranking by ``key``."""
+
+    def prefix(self, name: str, i: int) -> list[int]:
+        """A list's ranking down to question ``i``'s first target."""
+
+    def order(self, name: str, i: int, depth: int) -> list[int]:
+        """The first ``depth`` documents of a list's ranking for question ``i``."""
+
+    def reciprocal_ranks(self, col: str, k: float) -> sp.csr_matrix:
+        """1 / (k + rank) of every document a column matches, per question."""
+
+
+class Combiner(Protocol):
+    """How a policy turns its ranked lists into one ranking, on both paths."""
+
+    @property
+    def lists(self) -> tuple[str, ...]:
+        """The lists it draws on (one to three of raw, ident, name, hints, model)."""
+
+    @property
+    def score_name(self) -> str | None:
+        """The candidate key of the score it ranks by, when it has one of its own."""
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        """Its parameters, declared."""
+
+    @property
+    def values(self) -> Mapping[str, float]:
+        """Each parameter's value in this combiner."""
+
+    def configured(self, given: Mapping[str, float]) -> Self:
+        """This combiner with some parameters given other values (checked)."""
+
+    def rank(self, given: RankInput) -> Plan[list[Row]]:
+        """The ranking of a stored snapshot, or its first ``given.limit``."""
+
+    def derive(self, batch: EvalScores) -> None:
+        """Inside the evaluation, once per batch: compute what it ranks by."""
+
+    def first_target(self, batch: EvalScores, i: int, targets: set[int]) -> int:
+        """Inside the evaluation: the rank of question ``i``'s first target."""
+
+    def run_order(self, batch: EvalScores, i: int, depth: int) -> list[int]:
+        """Inside the evaluation: the first ``depth`` documents of question ``i``."""
+
+
+class Base(ABC):
+    """What every combiner shares: its declared parameters' values, checked."""
+
+    lists: tuple[str, ...] = ()
+    score_name: str | None = None
+    params: tuple[Param, ...] = ()
+
+    def __init__(self, **values: float) -> None:
+        declared = {p.name: p for p in self.params}
+        unknown = set(values) - set(declared)
+        if unknown:
+            raise ValueError(f"no parameter {sorted(unknown)[0]!r}")
+        self._values = {p.name: p.checked(values.get(p.name, p.default)) for p in declared.values()}
+
+    @property
+    def values(self) -> Mapping[str, float]:
+        return dict(self._values)
+
+    def configured(self, given: Mapping[str, float]) -> Self:
+        declared = {p.name: p for p in self.params}
+        for name in given:
+            if name not in declared:
+                raise ConflictingOptions(f"no parameter {name!r} in this policy")
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new._values = {**self._values, **{k: declared[k].checked(v) for k, v in given.items()}}
+        return new
+
+    def __getitem__(self, name: str) -> float:
+        return self._values[name]
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self._values.items())
+        return f"{type(self).__name__}({args})"
+
+    def derive(self, batch: EvalScores) -> None:  # noqa: B027 - most combiners derive nothing
+        pass
+
+    @abstractmethod
+    def rank(self, given: RankInput) -> Plan[list[Row]]: ...
+
+    @abstractmethod
+    def first_target(self, batch: EvalScores, i: int, targets: set[int]) -> int: ...
+
+    @abstractmethod
+    def run_order(self, batch: EvalScores, i: int, depth: int) -> list[int]: ...
+
+
+def column_rows(given: RankInput, col: str) -> Plan[list[Row]]:
+    """One column's BM25 ranking (``sql/rank.sql``) as rows."""
+    result = yield bm25.ranked(given.target, col, given.terms.of(col), given.limit)
+    return [Row(int(o), str(i), **{col: int(u)}) for o, i, u in result.rows]
+
+
+# -- the score fragment -------------------------------------------------------------
+
+
+def units(col: str) -> sql.Composable:
+    """A column's score units of the document (0 when the column does not match it)."""
+    return sql.SQL("coalesce({}.units, 0)").format(sql.Identifier(f"c_{col}"))
+
+
+def value(col: str) -> sql.Composable:
+    """A column's BM25 score of the document, a float8 (0 when unmatched)."""
+    return sql.SQL("({}::float8 / {})").format(units(col), bm25.SCALE_SQL)
+
+
+def rank(col: str) -> sql.Composable:
+    """The document's rank in a column's ranking (NULL when unmatched; the fragment
+    must be ``ranked``)."""
+    return sql.SQL("{}.r").format(sql.Identifier(f"c_{col}"))
+
+
+def param(name: str) -> sql.Composable:
+    """A policy parameter's value, bound as a float8."""
+    return sql.SQL("{}::float8").format(sql.Placeholder(f"p_{name}"))
+
+
+@dataclass(frozen=True, slots=True)
+class Fragment:
+    """A policy's part of ``sql/rank_score.sql``: the ``score`` expression of a
+    document over its ``columns`` (:func:`value`, :func:`units`, :func:`rank`,
+    :func:`param`; the body columns and the name field, each ``sql/scored.sql``;
+    ``ranked``: the columns' matches numbered in ranking order, for :func:`rank`),
+    any CTEs it reads (``ctes``, each ``name AS (...)``) and those left-joined on the
+    document's doc_ord (``joins``: (CTE, alias) pairs)."""
+
+    columns: tuple[str, ...]
+    score: sql.Composable
+    ranked: bool = False
+    ctes: tuple[sql.Composable, ...] = ()
+    joins: tuple[tuple[str, str], ...] = ()
+
+
+class Scored(Base):
+    """A policy that ranks by a score of its own: one fragment for the SQL ranking,
+    the same score over the evaluation's sparse matrices. A document whose score is
+    not above 0 ranks with the unmatched ones (score 0, in id order)."""
+
+    @abstractmethod
+    def fragment(self, terms: QueryTerms) -> Fragment:
+        """The score in SQL, for this query (its parameters bound from
+        :meth:`bound`)."""
+
+    @abstractmethod
+    def scores(self, batch: EvalScores) -> sp.csr_matrix:
+        """The same score for a batch of questions (questions x documents, zeros not
+        stored), computed in the same float8 operations, in the same order."""
+
+    def bound(self, terms: QueryTerms) -> dict[str, float]:
+        """The values :func:`param` placeholders are bound to (default: the
+        parameters' values)."""
+        return dict(self._values)
+
+    def rank(self, given: RankInput) -> Plan[list[Row]]:
+        t = given.terms
+        part = self.fragment(t)
+        result = yield bm25.score_ranking(
+            given.target,
+            {c: t.of(c) for c in part.columns},
+            given.limit,
+            score=part.score,
+            ranked=part.ranked,
+            ctes=part.ctes,
+            joins=part.joins,
+            params={f"p_{k}": v for k, v in self.bound(t).items()},
+        )
+        rows = []
+        for o, i, s, *column_units in result.rows:
+            row = Row(int(o), str(i), score=float(s))
+            for col, u in zip(part.columns, column_units, strict=True):
+                setattr(row, col, int(u))
+            rows.append(row)
+        return rows
+
+    @property
+    def key(self) -> str:
+        """The batch's name of this score: one per combiner and parameter values, so
+        several evaluated in one batch each rank by their own."""
+        return f"{type(self).__name__} {self.score_name} {self._values!r}"
+
+    def derive(self, batch: EvalScores) -> None:
+        batch.derive(self.key, self.scores(batch))
+
+    def first_target(self, batch: EvalScores, i: int, targets: set[int]) -> int:
+        return batch.rank_of_first(self.key, i)
+
+    def run_order(self, batch: EvalScores, i: int, depth: int) -> list[int]:
+        return batch.order(self.key, i, depth)
+
+
+# -- the policy ---------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    name: str
+    #: How its lists become one ranking.
+    combiner: Combiner
+    #: One line for ``--help`` and the README.
+    summary: str
+    #: The command-line flag that selects this policy on its own, if any. A flag
+    #: excludes every other flag and any ``--policy`` naming another policy.
+    flag: str | None = None
+
+    @property
+    def lists(self) -> tuple[str, ...]:
+        return self.combiner.lists
+
+    @property
+    def params(self) -> tuple[Param, ...]:
+        return self.combiner.params
+
+    @property
+    def needs_hints(self) -> bool:
+        """The caller supplies the hint list (``--hints-file``, ``hints=``)."""
+        return HINTS in self.lists
+
+    @property
+    def needs_model(self) -> bool:
+        """The caller names a learned hint source (``--model``, ``model=``)."""
+        return MODEL in self.lists
+
+    @property
+    def identifier(self) -> bool:
+        """Draws on the identifier column: falls back to ``bm25`` (labelled
+        ``OUT_OF_SCOPE``) for a query outside the identifier limits."""
+        return IDENT in self.lists
+
+    @property
+    def evaluated(self) -> bool:
+        """``eval`` can run it: it needs nothing per question beyond the question
+        (a model policy runs when ``eval --model`` names the model)."""
+        return not self.needs_hints
+
+    @property
+    def fused(self) -> bool:
+        """It ranks by a score of its own (a fusion of the columns)."""
+        return self.combiner.score_name is not None
+
+    def describe(self) -> dict[str, Any]:
+        """Its parameters' values."""
+        return dict(self.combiner.values)
