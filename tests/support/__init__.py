@@ -14,6 +14,8 @@
   and CLI processes held at a lock.
 - :mod:`support.extract_golden`: the extraction fixtures and their golden output.
 - :mod:`support.gitrepos`: small git repositories with fixed names and dates.
+- :mod:`support.toy_policy`: a policy module of the tests' own (``identifier_bm25_max``),
+  registered by tests/test_policy_module.py to show what adding a policy takes.
 
 Test modules import from here and never from each other or from ``conftest``. The
 package is importable because ``tests/`` is on ``sys.path`` (pytest's ``pythonpath``
