@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 from support.corpus import generated_corpus, stdlib_functions
-from support.database import Database
+from support.database import Database, stored_questions
 
 from riido_pg import load_snapshot, rank_snapshot
 from riido_pg.errors import ConflictingOptions
@@ -88,28 +88,14 @@ def test_bad_weights_are_refused(conn: Any) -> None:
 
 def test_eval_agrees_with_the_sql_ranking_at_any_weight(conn: Any, tmp_path: Path) -> None:
     stored = store_corpus(conn, generated_corpus(tmp_path / "beir", 7, n_docs=120))
-    texts = {
-        str(r[0]): str(r[1])
-        for r in conn.execute(
-            "SELECT question_id, text FROM riido.questions WHERE snapshot_id = %s",
-            (stored.snapshot_id,),
-        )
-    }
+    questions = stored_questions(conn, stored.snapshot_id)
     for w in (0.0, 1.0, FUSED_WEIGHT):
         result = evaluate(conn, stored.snapshot_id, policies=[BM25, FUSED], fused_weight=w)
         assert result.to_dict()["config"]["fused_weight"] == w
         for r in result.results:
-            ranking = rank_snapshot(
-                conn, stored.snapshot_id, texts[r.question_id], policy=FUSED, fused_weight=w
-            )
-            targets = {
-                str(t[0])
-                for t in conn.execute(
-                    "SELECT doc_id FROM riido.targets WHERE snapshot_id = %s AND question_id = %s",
-                    (stored.snapshot_id, r.question_id),
-                )
-            }
-            first = next(c.rank for c in ranking.candidates if c.id in targets)
+            q = questions[r.question_id]
+            ranking = rank_snapshot(conn, stored.snapshot_id, q.text, policy=FUSED, fused_weight=w)
+            first = next(c.rank for c in ranking.candidates if c.id in q.targets)
             assert r.ranks[FUSED] == first, (w, r.question_id)
 
 
@@ -136,21 +122,11 @@ def test_fusions_of_several_parameters_in_one_eval_each_rank_by_their_own(
         register_policy(Policy(name, combiner, name))
     stored = store_corpus(conn, generated_corpus(tmp_path / "beir", 7, n_docs=120))
     result = evaluate(conn, stored.snapshot_id, policies=list(swept))
-    questions = dict(
-        conn.execute(
-            "SELECT question_id, text FROM riido.questions WHERE snapshot_id = %s",
-            (stored.snapshot_id,),
-        ).fetchall()
-    )
-    targets: dict[str, set[str]] = {}
-    for qid, doc_id in conn.execute(
-        "SELECT question_id, doc_id FROM riido.targets WHERE snapshot_id = %s",
-        (stored.snapshot_id,),
-    ):
-        targets.setdefault(qid, set()).add(doc_id)
+    questions = stored_questions(conn, stored.snapshot_id)
     for r in result.results:
+        q = questions[r.question_id]
         for name in swept:
-            ranking = rank_snapshot(conn, stored.snapshot_id, questions[r.question_id], policy=name)
-            first = next(c.rank for c in ranking.candidates if c.id in targets[r.question_id])
+            ranking = rank_snapshot(conn, stored.snapshot_id, q.text, policy=name)
+            first = next(c.rank for c in ranking.candidates if c.id in q.targets)
             assert r.ranks[name] == first, (name, r.question_id)
     assert len({tuple(r.ranks[n] for r in result.results) for n in swept}) > 1

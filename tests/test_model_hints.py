@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pytest
 from support.corpus import generated_corpus, stdlib_functions
-from support.database import Database
+from support.database import Database, stored_questions
 
 import riido_pg
 from riido_pg import load_snapshot, rank_snapshot
@@ -163,24 +163,11 @@ def test_eval_agrees_with_rank_snapshot_and_judges_with_cost(conn: Any, tmp_path
     embed_snapshot(conn, stored.snapshot_id, model_named(MODEL))
     result = evaluate(conn, stored.snapshot_id, model=MODEL)
     assert POLICY in result.policies
-    texts = dict(
-        conn.execute(
-            "SELECT question_id, text FROM riido.questions WHERE snapshot_id = %s",
-            (stored.snapshot_id,),
-        ).fetchall()
-    )
+    questions = stored_questions(conn, stored.snapshot_id)
     for r in result.results:
-        targets = {
-            t[0]
-            for t in conn.execute(
-                "SELECT doc_id FROM riido.targets WHERE snapshot_id = %s AND question_id = %s",
-                (stored.snapshot_id, r.question_id),
-            )
-        }
-        ranking = rank_snapshot(
-            conn, stored.snapshot_id, texts[r.question_id], policy=POLICY, model=MODEL
-        )
-        first = next(c.rank for c in ranking.candidates if c.id in targets)
+        q = questions[r.question_id]
+        ranking = rank_snapshot(conn, stored.snapshot_id, q.text, policy=POLICY, model=MODEL)
+        first = next(c.rank for c in ranking.candidates if c.id in q.targets)
         assert r.ranks[POLICY] == first, r.question_id
     data = result.to_dict()
     verdict = data["verdicts"][POLICY]

@@ -20,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from support import toy_policy
 from support.corpus import generated_corpus, stdlib_functions
-from support.database import Database
+from support.database import Database, stored_questions
 
 from riido_pg import load_snapshot, rank_snapshot
 from riido_pg.documents import DocumentSet, RankRequest
@@ -103,24 +103,11 @@ def test_eval_ranks_the_toy_policy_as_its_sql_ranking(
     params = None if w is None else {toy_policy.W: w}
     result = evaluate(conn, stored.snapshot_id, policies=[BM25, TOY], params=params)
     assert TOY in result.to_dict()["policies"]
-    texts = dict(
-        conn.execute(
-            "SELECT question_id, text FROM riido.questions WHERE snapshot_id = %s",
-            (stored.snapshot_id,),
-        ).fetchall()
-    )
+    questions = stored_questions(conn, stored.snapshot_id)
     for r in result.results:
-        targets = {
-            str(t[0])
-            for t in conn.execute(
-                "SELECT doc_id FROM riido.targets WHERE snapshot_id = %s AND question_id = %s",
-                (stored.snapshot_id, r.question_id),
-            )
-        }
-        ranking = rank_snapshot(
-            conn, stored.snapshot_id, texts[r.question_id], policy=TOY, params=params
-        )
-        first = next(c.rank for c in ranking.candidates if c.id in targets)
+        q = questions[r.question_id]
+        ranking = rank_snapshot(conn, stored.snapshot_id, q.text, policy=TOY, params=params)
+        first = next(c.rank for c in ranking.candidates if c.id in q.targets)
         assert r.ranks[TOY] == first, r.question_id
 
 

@@ -44,13 +44,12 @@ from riido_pg.ranking.inputs import COLUMNS, NAME
 from riido_pg.ranking.policies import (
     BM25,
     Policy,
-    configure,
+    configure_each,
     evaluated_policies,
     get_policy,
     policy_params,
     resolve,
 )
-from riido_pg.ranking.policy.fused import WEIGHT
 from riido_pg.ranking.terms import QueryTerms
 from riido_pg.resources import sql_text
 from riido_pg.server.connect import Conn
@@ -142,18 +141,7 @@ def choose(
     that value (one at least must declare it); ``fused_weight`` is the fused
     policy's ``weight``."""
     chosen = tuple(get_policy(p) for p in check_policies(policies, model))
-    given = policy_params(fused_weight, params)
-    for name in given:
-        if not any(p.name == name for policy in chosen for p in policy.params):
-            if name == WEIGHT:
-                raise ConflictingOptions(
-                    "a fused weight needs a fused policy among those evaluated"
-                )
-            raise ConflictingOptions(f"no policy evaluated has a parameter {name!r}")
-    configured = tuple(
-        configure(policy, {k: v for k, v in given.items() if k in {p.name for p in policy.params}})
-        for policy in chosen
-    )
+    configured = configure_each(chosen, policy_params(fused_weight, params))
     if run_depth < 1:
         raise InvalidInput("the run depth must be at least 1")
     return EvalSetup(configured, run_depth, model)

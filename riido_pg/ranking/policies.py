@@ -67,6 +67,7 @@ __all__ = [
     "Policy",
     "check_hints",
     "configure",
+    "configure_each",
     "evaluated_policies",
     "get_policy",
     "policies",
@@ -176,6 +177,22 @@ def configure(policy: Policy, params: Mapping[str, float] | None) -> Policy:
     for name, value in params.items():
         _declared(policy, name).checked(value)
     return dataclasses.replace(policy, combiner=policy.combiner.configured(params))
+
+
+def configure_each(chosen: Sequence[Policy], params: Mapping[str, float]) -> tuple[Policy, ...]:
+    """Each of ``chosen`` with the values of ``params`` it declares (an evaluation's:
+    every parameter given must be declared by one of them at least)."""
+    for name in params:
+        if not any(p.name == name for policy in chosen for p in policy.params):
+            if name == WEIGHT:
+                raise ConflictingOptions(
+                    "a fused weight needs a fused policy among those evaluated"
+                )
+            raise ConflictingOptions(f"no policy evaluated has a parameter {name!r}")
+    return tuple(
+        configure(policy, {k: v for k, v in params.items() if k in {p.name for p in policy.params}})
+        for policy in chosen
+    )
 
 
 def check_hints(policy: Policy, hints: Sequence[str] | None, model: str | None = None) -> None:

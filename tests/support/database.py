@@ -25,11 +25,22 @@ from riido_pg.server.schema import SCHEMA, metadata
 __all__ = [
     "RIIDO_TABLES",
     "Database",
+    "Question",
     "another_name",
     "create_database",
     "create_template",
     "drop_database",
+    "stored_questions",
 ]
+
+
+@dataclass(frozen=True)
+class Question:
+    """A stored question: its text and its targets' document ids."""
+
+    text: str
+    targets: set[str]
+
 
 #: Every table of the riido schema but alembic's, from the schema's own metadata (so a
 #: table a later migration adds is counted too).
@@ -127,3 +138,20 @@ def another_name(dsn: str) -> str:
         found.sort(key=lambda info: info[0] != socket.AF_INET)  # 127.0.0.1 before ::1
         return make_conninfo(dsn, host=str(found[0][4][0]))
     return make_conninfo(dsn, host="another-name.invalid", hostaddr=host)
+
+
+def stored_questions(conn: psycopg.Connection[Any], snapshot_id: str) -> dict[str, Question]:
+    """Each question stored for a snapshot (an evaluation corpus): its text and its
+    targets' ids, by question id."""
+    texts = dict(
+        conn.execute(
+            "SELECT question_id, text FROM riido.questions WHERE snapshot_id = %s",
+            (snapshot_id,),
+        ).fetchall()
+    )
+    targets: dict[str, set[str]] = {}
+    for qid, doc_id in conn.execute(
+        "SELECT question_id, doc_id FROM riido.targets WHERE snapshot_id = %s", (snapshot_id,)
+    ):
+        targets.setdefault(qid, set()).add(doc_id)
+    return {q: Question(text, targets.get(q, set())) for q, text in texts.items()}
