@@ -8,7 +8,7 @@ actually runs for a query and under which label (the ``bm25`` fallbacks for quer
 outside a policy's scope), for every caller; :func:`configure` gives a policy's
 parameters other values (``params=``, ``fused_weight=``). :func:`register_policy`
 adds a policy (an application's own module, say), and :func:`policies` lists them in
-declaration order, which is README "Policies"' order.
+declaration order, which is docs/specification.md "Policies"' order.
 """
 
 from __future__ import annotations
