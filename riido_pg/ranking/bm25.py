@@ -305,6 +305,7 @@ def structure(
         scored_ident=_scored(target, "ident", len(ident)),
         scored_name=_scored(target, NAME, len(ident)),
         kinds=_KINDS,
+        doc_id=_DOC_ID,
         scale=SCALE_SQL,
         tail=_tail(target, "matched", "score", ("raw", "ident", "name"), "fused"),
     )

@@ -241,30 +241,41 @@ class ReciprocalRank(Combiner):
 
 class Structure(Combiner):
     """One ranking by ``(bm25 + w_ident * identifier_bm25 + w_name * name_bm25) *
-    prior`` (``sql/rank_structure.sql``): the name field is BM25 with b = 0 of the
-    identifier-split query against each document's name (:mod:`riido_pg.fields`), and
-    the prior is the least of ``test_prior`` for a test document unless the question
-    is about tests, ``example_prior`` for documentation, example or benchmark code
-    unless the question is about those, and 1. A document whose score is 0 ranks with
-    the unmatched ones."""
+    match * prior`` (``sql/rank_structure.sql``): the name field is BM25 with b = 0 of
+    the identifier-split query against each document's name (:mod:`riido_pg.fields`);
+    ``match`` is ``name_match`` for a document whose qualified name has lexemes, every
+    one of them among the query's identifier lexemes (``Context.invoke`` for "invoke
+    the context"), else 1; the prior is the least of ``test_prior`` for a test
+    document unless the question is about tests, ``example_prior`` for documentation,
+    example or benchmark code unless the question is about those, and 1. A document
+    whose score is 0 ranks with the unmatched ones."""
 
     lists = (RAW, IDENT, NAME)
     score_name = "structure_score"
 
     def __init__(
-        self, w_ident: float, w_name: float, test_prior: float, example_prior: float = 1.0
+        self,
+        w_ident: float,
+        w_name: float,
+        test_prior: float,
+        example_prior: float = 1.0,
+        name_match: float = 1.0,
     ) -> None:
         if not (0 < test_prior <= 1 and 0 < example_prior <= 1):
             raise ValueError("the test and example priors must be in (0, 1]")
+        if not name_match >= 1:
+            raise ValueError("the name match factor must be at least 1")
         self.w_ident = w_ident
         self.w_name = w_name
         self.test_prior = test_prior
         self.example_prior = example_prior
+        self.name_match = name_match
 
     def describe(self) -> dict[str, Any]:
         return {
             "w_ident": self.w_ident,
             "w_name": self.w_name,
+            "name_match": self.name_match,
             "test_prior": self.test_prior,
             "example_prior": self.example_prior,
         }
@@ -287,6 +298,7 @@ class Structure(Combiner):
             given.limit,
             w_ident=self.w_ident,
             w_name=self.w_name,
+            name_match=self.name_match,
             test_prior=test_prior,
             example_prior=example_prior,
         )
@@ -299,7 +311,7 @@ class Structure(Combiner):
     def _key(self) -> str:
         return (
             f"{self.score_name} {self.w_ident!r} {self.w_name!r} {self.test_prior!r} "
-            f"{self.example_prior!r}"
+            f"{self.example_prior!r} {self.name_match!r}"
         )
 
     def derive(self, batch: Batch) -> None:
@@ -308,6 +320,12 @@ class Structure(Combiner):
         raw, ident, name = (batch.scores[c] / bm25.SCALE for c in self.lists)
         summed = (raw + self.w_ident * ident + self.w_name * name).tocsr()
         rows = np.repeat(np.arange(summed.shape[0]), np.diff(summed.indptr))
+        if batch.qualified is not None and self.name_match != 1:
+            matched = batch.qualified.tocoo()
+            width = np.int64(summed.shape[1])
+            keys = matched.row.astype(np.int64) * width + matched.col.astype(np.int64)
+            here = np.isin(rows.astype(np.int64) * width + summed.indices, keys)
+            summed.data = summed.data * np.where(here, self.name_match, 1.0)  # x * 1.0 is x
         prior = np.ones(summed.nnz)
         kinds = (
             (batch.test_docs, batch.about_tests, self.test_prior),

@@ -52,6 +52,7 @@ __all__ = [
     "RRF_K",
     "STRUCTURE_BM25",
     "STRUCTURE_EXAMPLE_PRIOR",
+    "STRUCTURE_NAME_MATCH",
     "STRUCTURE_TEST_PRIOR",
     "STRUCTURE_W_IDENT",
     "STRUCTURE_W_NAME",
@@ -85,11 +86,14 @@ RRF_K = 1.0
 #: structure_bm25's constants, chosen on the development corpora only (cosqa-dev,
 #: docproxy and the history corpora of docs/evaluation.md "Ranking with structure";
 #: bench/structure.py has the sweep): the identifier column's weight, the name
-#: field's weight, the factor of a test document's score when the question is not
+#: field's weight, the factor of a document's score when the question holds every
+#: lexeme of its qualified name (``Structure``), the factor of a test document's
+#: score when the question is not
 #: about tests, and that of documentation, example or benchmark code when the
 #: question is not about those.
 STRUCTURE_W_IDENT = 6.0
 STRUCTURE_W_NAME = 6.0
+STRUCTURE_NAME_MATCH = 1.75
 STRUCTURE_TEST_PRIOR = 0.3
 STRUCTURE_EXAMPLE_PRIOR = 0.5
 #: A result label, not a policy: identifier hints were asked for, but the query is
@@ -215,9 +219,14 @@ register_policy(
     Policy(
         STRUCTURE_BM25,
         Structure(
-            STRUCTURE_W_IDENT, STRUCTURE_W_NAME, STRUCTURE_TEST_PRIOR, STRUCTURE_EXAMPLE_PRIOR
+            STRUCTURE_W_IDENT,
+            STRUCTURE_W_NAME,
+            STRUCTURE_TEST_PRIOR,
+            STRUCTURE_EXAMPLE_PRIOR,
+            STRUCTURE_NAME_MATCH,
         ),
         f"bm25 + {STRUCTURE_W_IDENT:g} * identifier_bm25 + {STRUCTURE_W_NAME:g} * name_bm25, "
+        f"x {STRUCTURE_NAME_MATCH:g} when the question holds every word of the qualified name, "
         f"test code x {STRUCTURE_TEST_PRIOR:g} unless the question is about tests, "
         f"documentation and example code x {STRUCTURE_EXAMPLE_PRIOR:g} unless it is about them",
     )

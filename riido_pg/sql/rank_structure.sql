@@ -1,8 +1,12 @@
 -- rank_structure.sql: the structure_bm25 ranking of a snapshot, or its first
 -- %(limit)s (README "Ranking with structure"):
---   score = (bm25 + %(w_ident)s * identifier_bm25 + %(w_name)s * name_bm25) * prior
+--   score = (bm25 + %(w_ident)s * identifier_bm25 + %(w_name)s * name_bm25) * match * prior
 -- where name_bm25 is BM25 with b = 0 over the name field (the identifier-split query's
--- lexemes against each document's name: its path and qualified name), and prior is
+-- lexemes against each document's name: its path and qualified name), match is
+-- %(name_match)s for a document whose qualified name (riido.qualified_words of its id,
+-- under the snapshot's text search configuration) has lexemes and every one of them is
+-- among the identifier-split query's, else 1 (such a document matches the name field,
+-- so only those are looked at, each id read once: {doc_id}), and prior is
 -- the least of %(test_prior)s for a test document (kind 'test'), %(example_prior)s for
 -- documentation, example or benchmark code (kind 'example'), and 1; the caller passes
 -- %(test_prior)s = 1 when the question is about tests, %(example_prior)s = 1 when it is
@@ -16,11 +20,23 @@
 -- documents scoring above 0; the others follow with score 0 in id order, with their
 -- column scores.
 -- Parameters: those of scored.sql for the three columns, %(w_ident)s, %(w_name)s,
--- %(test_prior)s, %(example_prior)s, and rank_tail.sql's.
+-- %(name_match)s, %(test_prior)s, %(example_prior)s, %(snapshot_id)s, and
+-- rank_tail.sql's.
 -- Returns: (doc_ord, doc_id, score, raw units, identifier units, name units).
 WITH {removed}{scored_raw},
 {scored_ident},
 {scored_name},
+qualified AS MATERIALIZED (
+    SELECT t.doc_ord
+    FROM scored_name AS t
+    CROSS JOIN LATERAL (
+        SELECT to_tsvector((SELECT c.text_config FROM riido.snapshots AS c
+                            WHERE c.snapshot_id = %(snapshot_id)s)::regconfig,
+                           riido.qualified_words(({doc_id}))) AS tsv
+        OFFSET 0  -- a fence: one id and one to_tsvector per document
+    ) AS v
+    WHERE v.tsv <> ''::tsvector AND tsvector_to_array(v.tsv) <@ %(lexemes_name)s::text[]
+),
 kinds AS MATERIALIZED (
     SELECT x.doc_ord,
            min(CASE x.kind WHEN 'test' THEN %(test_prior)s::float8
@@ -44,9 +60,11 @@ fused AS MATERIALIZED (
            (coalesce(s.raw, 0)::float8 / {scale}
             + %(w_ident)s::float8 * (coalesce(s.ident, 0)::float8 / {scale})
             + %(w_name)s::float8 * (coalesce(n.units, 0)::float8 / {scale}))
+           * CASE WHEN q.doc_ord IS NULL THEN 1::float8 ELSE %(name_match)s::float8 END
            * coalesce(t.prior, 1::float8) AS score
     FROM sums AS s
     FULL JOIN scored_name AS n ON n.doc_ord = s.doc_ord
+    LEFT JOIN qualified AS q ON q.doc_ord = n.doc_ord
     LEFT JOIN kinds AS t ON t.doc_ord = coalesce(s.doc_ord, n.doc_ord)
 ),
 matched AS (
