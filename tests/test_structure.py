@@ -398,3 +398,17 @@ def test_migration_0010_builds_the_fields_of_stored_snapshots(db: Database) -> N
     migrate.upgrade(db.dsn)
     with db.connect() as conn:
         assert rankings(conn) == before
+
+
+@pytest.mark.parametrize("query", ["read a config file", "config parser read file"])
+def test_a_limit_keeps_the_name_match_exact(
+    conn: psycopg.Connection[Any], corpus: list[Document], query: str
+) -> None:
+    """With a limit the name match is looked at only for documents that may reach the
+    first k with it; every k still gives exactly the full ranking's first k."""
+    full = rank_snapshot(conn, "st", query, policy=STRUCTURE_BM25).candidates
+    for k in range(1, 25):
+        assert (
+            rank_snapshot(conn, "st", query, policy=STRUCTURE_BM25, limit=k).candidates
+            == (full[:k])
+        ), k

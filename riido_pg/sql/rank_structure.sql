@@ -6,7 +6,10 @@
 -- %(name_match)s for a document whose qualified name (riido.qualified_words of its id,
 -- under the snapshot's text search configuration) has lexemes and every one of them is
 -- among the identifier-split query's, else 1 (such a document matches the name field,
--- so only those are looked at, each id read once: {doc_id}), and prior is
+-- so only those are looked at, each id read once: {doc_id}; with a limit, only those
+-- whose score times %(name_match)s reaches the %(limit)s-th best score without the match
+-- (bar): a match only raises scores, so no other one can reach the first
+-- %(limit)s), and prior is
 -- the least of %(test_prior)s for a test document (kind 'test'), %(example_prior)s for
 -- documentation, example or benchmark code (kind 'example'), and 1; the caller passes
 -- %(test_prior)s = 1 when the question is about tests, %(example_prior)s = 1 when it is
@@ -26,17 +29,6 @@
 WITH {removed}{scored_raw},
 {scored_ident},
 {scored_name},
-qualified AS MATERIALIZED (
-    SELECT t.doc_ord
-    FROM scored_name AS t
-    CROSS JOIN LATERAL (
-        SELECT to_tsvector((SELECT c.text_config FROM riido.snapshots AS c
-                            WHERE c.snapshot_id = %(snapshot_id)s)::regconfig,
-                           riido.qualified_words(({doc_id}))) AS tsv
-        OFFSET 0  -- a fence: one id and one to_tsvector per document
-    ) AS v
-    WHERE v.tsv <> ''::tsvector AND tsvector_to_array(v.tsv) <@ %(lexemes_name)s::text[]
-),
 kinds AS MATERIALIZED (
     SELECT x.doc_ord,
            min(CASE x.kind WHEN 'test' THEN %(test_prior)s::float8
@@ -52,20 +44,45 @@ sums AS (
     FROM scored_raw AS r
     FULL JOIN scored_ident AS i ON i.doc_ord = r.doc_ord
 ),
-fused AS MATERIALIZED (
+summed AS MATERIALIZED (
     SELECT coalesce(s.doc_ord, n.doc_ord) AS doc_ord,
            coalesce(s.raw, 0) AS raw,
            coalesce(s.ident, 0) AS ident,
            coalesce(n.units, 0) AS name,
-           (coalesce(s.raw, 0)::float8 / {scale}
-            + %(w_ident)s::float8 * (coalesce(s.ident, 0)::float8 / {scale})
-            + %(w_name)s::float8 * (coalesce(n.units, 0)::float8 / {scale}))
-           * CASE WHEN q.doc_ord IS NULL THEN 1::float8 ELSE %(name_match)s::float8 END
-           * coalesce(t.prior, 1::float8) AS score
+           coalesce(s.raw, 0)::float8 / {scale}
+           + %(w_ident)s::float8 * (coalesce(s.ident, 0)::float8 / {scale})
+           + %(w_name)s::float8 * (coalesce(n.units, 0)::float8 / {scale}) AS fields,
+           coalesce(t.prior, 1::float8) AS prior
     FROM sums AS s
     FULL JOIN scored_name AS n ON n.doc_ord = s.doc_ord
-    LEFT JOIN qualified AS q ON q.doc_ord = n.doc_ord
     LEFT JOIN kinds AS t ON t.doc_ord = coalesce(s.doc_ord, n.doc_ord)
+),
+bar AS (
+    SELECT x.fields * x.prior AS score FROM summed AS x
+    ORDER BY 1 DESC OFFSET greatest(%(limit)s::int8 - 1, 0) LIMIT 1
+),
+qualified AS MATERIALIZED (
+    SELECT t.doc_ord
+    FROM summed AS t
+    CROSS JOIN LATERAL (
+        SELECT to_tsvector((SELECT c.text_config FROM riido.snapshots AS c
+                            WHERE c.snapshot_id = %(snapshot_id)s)::regconfig,
+                           riido.qualified_words(({doc_id}))) AS tsv
+        OFFSET 0  -- a fence: one id and one to_tsvector per document
+    ) AS v
+    WHERE t.name > 0
+      AND (%(limit)s::int8 IS NULL
+           OR (t.fields * %(name_match)s::float8 * t.prior >= (SELECT b.score FROM bar AS b))
+              IS NOT FALSE)
+      AND v.tsv <> ''::tsvector AND tsvector_to_array(v.tsv) <@ %(lexemes_name)s::text[]
+),
+fused AS MATERIALIZED (
+    SELECT x.doc_ord, x.raw, x.ident, x.name,
+           x.fields
+           * CASE WHEN q.doc_ord IS NULL THEN 1::float8 ELSE %(name_match)s::float8 END
+           * x.prior AS score
+    FROM summed AS x
+    LEFT JOIN qualified AS q ON q.doc_ord = x.doc_ord
 ),
 matched AS (
     SELECT f.doc_ord, f.score, f.raw, f.ident, f.name FROM fused AS f WHERE f.score > 0

@@ -407,21 +407,12 @@ matched AS (
     ELSE
         -- structure_bm25: the name field is the identifier query against each
         -- document's name, BM25 with b = 0 (its length never read: N stands in);
-        -- the name match as sql/rank_structure.sql's qualified
+        -- the name match as sql/rank_structure.sql's qualified, looked at only for
+        -- the documents that may reach the first a_k with it (bar)
         stmt := stmt
             || riido.search_column_sql('scored_name', 'name', '$3', '$9', '0::float8',
                                        removed, exact_ident)
             || $s$,
-qualified AS MATERIALIZED (
-    SELECT t.doc_ord
-    FROM scored_name AS t
-    CROSS JOIN LATERAL (
-        SELECT to_tsvector($17, riido.qualified_words(riido.search_doc_id($1, t.doc_ord)))
-               AS tsv
-        OFFSET 0
-    ) AS v
-    WHERE v.tsv <> ''::tsvector AND tsvector_to_array(v.tsv) <@ $9
-),
 kinds AS MATERIALIZED (
     SELECT u.doc_ord,
            min(CASE p.lexeme WHEN 'test' THEN $14 ELSE $15 END) AS prior
@@ -435,18 +426,41 @@ sums AS (
            coalesce(r.units, 0) AS raw, coalesce(i.units, 0) AS ident
     FROM scored_raw AS r FULL JOIN scored_ident AS i ON i.doc_ord = r.doc_ord
 ),
-matched AS (
+summed AS MATERIALIZED (
     SELECT coalesce(s.doc_ord, n.doc_ord) AS doc_ord,
-           (coalesce(s.raw, 0)::float8 / $10
-            + $12 * (coalesce(s.ident, 0)::float8 / $10)
-            + $13 * (coalesce(n.units, 0)::float8 / $10))
-           * CASE WHEN q.doc_ord IS NULL THEN 1::float8 ELSE $16 END
-           * coalesce(t.prior, 1::float8) AS score,
-           coalesce(s.raw, 0) AS raw, coalesce(s.ident, 0) AS ident
+           coalesce(s.raw, 0) AS raw, coalesce(s.ident, 0) AS ident,
+           coalesce(n.units, 0) AS name,
+           coalesce(s.raw, 0)::float8 / $10
+           + $12 * (coalesce(s.ident, 0)::float8 / $10)
+           + $13 * (coalesce(n.units, 0)::float8 / $10) AS fields,
+           coalesce(t.prior, 1::float8) AS prior
     FROM sums AS s
     FULL JOIN scored_name AS n ON n.doc_ord = s.doc_ord
-    LEFT JOIN qualified AS q ON q.doc_ord = n.doc_ord
     LEFT JOIN kinds AS t ON t.doc_ord = coalesce(s.doc_ord, n.doc_ord)
+),
+bar AS (
+    SELECT x.fields * x.prior AS score FROM summed AS x
+    ORDER BY 1 DESC OFFSET $11 - 1 LIMIT 1
+),
+qualified AS MATERIALIZED (
+    SELECT t.doc_ord
+    FROM summed AS t
+    CROSS JOIN LATERAL (
+        SELECT to_tsvector($17, riido.qualified_words(riido.search_doc_id($1, t.doc_ord)))
+               AS tsv
+        OFFSET 0
+    ) AS v
+    WHERE t.name > 0
+      AND (t.fields * $16 * t.prior >= (SELECT b.score FROM bar AS b)) IS NOT FALSE
+      AND v.tsv <> ''::tsvector AND tsvector_to_array(v.tsv) <@ $9
+),
+matched AS (
+    SELECT x.doc_ord,
+           x.fields * CASE WHEN q.doc_ord IS NULL THEN 1::float8 ELSE $16 END * x.prior
+           AS score,
+           x.raw, x.ident
+    FROM summed AS x
+    LEFT JOIN qualified AS q ON q.doc_ord = x.doc_ord
 ),$s$;
     END IF;
     stmt := stmt || $s$

@@ -29,7 +29,7 @@ branch_labels = None
 depends_on = None
 
 #: :func:`digest` as of this revision.
-INSTALLS = "bbe7b58502cf06785d3071cec23cb5a23584f8de2792f7238120cb890f676482"
+INSTALLS = "10fc11eb5bd656ef2df7a9fcb9ba7486c59398e21407f8d6832e620360d91ef3"
 digest = search_functions.digest
 
 _QUALIFIED_WORDS = r"""
