@@ -8,13 +8,16 @@ corpus whose directory name ends in ``-notests`` was built with the test,
 documentation and example paths excluded: structure is judged there and on the two
 BEIR corpora (step 1); the priors on the corpora built with them (step 2).
 
-Step 1 evaluates every (w_ident, w_name) of the grid with no prior (1) and keeps the
-pair with the highest MRR averaged over the structure corpora (ties: the earlier
-point of the grid). Step 2 keeps those weights and evaluates every (test prior,
-example prior) on the corpora with tests; it keeps the pair with the largest priors
-(test prior first) within 0.001 of the highest mean MRR there: history targets are
-never tests, documentation or examples, so these corpora always reward a smaller
-prior, and a large one lets a test that matches much better than the code still lead.
+Step 1 evaluates every (w_ident, w_name) of the grid with no prior (1) and no name
+match (1) and keeps the pair with the highest MRR averaged over the structure corpora
+(ties: the earlier point of the grid). Step 2 keeps those weights and evaluates every
+(test prior, example prior) on the corpora with tests; it keeps the pair with the
+largest priors (test prior first) within 0.001 of the highest mean MRR there: history
+targets are never tests, documentation or examples, so these corpora always reward a
+smaller prior, and a large one lets a test that matches much better than the code
+still lead. Step 3 keeps the weights and the priors and evaluates every name match
+factor of its grid on the structure corpora, keeping the highest mean MRR (ties: the
+smaller factor).
 
 Every variant is a registered policy evaluated in the same run as ``bm25``, the
 control ``identifier_bm25_baseline_first`` and the other shipped policies, with the
@@ -54,6 +57,7 @@ from riido_pg.ranking.policy.structure import Structure
 
 W_IDENT = (4.0, 6.0, 8.0)
 W_NAME = (2.0, 4.0, 6.0, 8.0)
+NAME_MATCHES = (1.0, 1.25, 1.5, 1.75, 2.0)
 TEST_PRIORS = (0.5, 0.3, 0.2, 0.1)
 EXAMPLE_PRIORS = (1.0, 0.5, 0.3, 0.1)
 MEASURES = ("recall@1", "recall@10", "mrr")
@@ -61,11 +65,11 @@ CONTROL = IDENTIFIER_BM25_BASELINE_FIRST
 SHIPPED = (BM25, CONTROL, IDENTIFIER_BM25_FUSED, IDENTIFIER_BM25_RRF, STRUCTURE_BM25)
 
 
-def variant(w_ident: float, w_name: float, test: float, example: float) -> str:
+def variant(w_ident: float, w_name: float, test: float, example: float, match: float = 1.0) -> str:
     """The registered name of one point of the grid (registered once)."""
-    name = f"structure_i{w_ident:g}_n{w_name:g}_t{test:g}_e{example:g}"
+    name = f"structure_i{w_ident:g}_n{w_name:g}_t{test:g}_e{example:g}_m{match:g}"
     if name not in {p.name for p in policies()}:
-        register_policy(Policy(name, Structure(w_ident, w_name, test, example), name))
+        register_policy(Policy(name, Structure(w_ident, w_name, test, example, match), name))
     return name
 
 
@@ -132,11 +136,21 @@ def main() -> None:
         for c in with_tests:
             results[c] = evaluate(dsn, corpora[c], priors)
             print(c, {q: round(results[c][q]["mrr"], 4) for q in priors}, flush=True)
-    prior_mean = {
-        q: sum(results[c][q]["mrr"] for c in with_tests) / max(1, len(with_tests)) for q in priors
-    }
-    top = max(prior_mean.values(), default=0.0)
-    best_prior = next((q for q in priors if prior_mean[q] >= top - 0.001), priors[0])
+        prior_mean = {
+            q: sum(results[c][q]["mrr"] for c in with_tests) / max(1, len(with_tests))
+            for q in priors
+        }
+        top = max(prior_mean.values(), default=0.0)
+        best_prior = next((q for q in priors if prior_mean[q] >= top - 0.001), priors[0])
+        kept = get_policy(best_prior).combiner
+        assert isinstance(kept, Structure)
+        t, e = (kept.test_prior, kept.example_prior) if with_tests else (1.0, 1.0)
+        matches = [variant(chosen.w_ident, chosen.w_name, t, e, m) for m in NAME_MATCHES]
+        for c in structure:
+            results[c].update(evaluate(dsn, corpora[c], matches))
+            print(c, {g: round(results[c][g]["mrr"], 4) for g in matches}, flush=True)
+    match_mean = {g: sum(results[c][g]["mrr"] for c in structure) / len(structure) for g in matches}
+    best_match = max(matches, key=lambda g: (match_mean[g], -matches.index(g)))
     print("step 1, mean MRR over " + ", ".join(structure) + ":")
     for g in sorted(grid, key=lambda g: -mean[g])[:15]:
         print(f"  {g}: {mean[g]:.4f}")
@@ -146,6 +160,10 @@ def main() -> None:
         for q in priors:
             print(f"  {q}: {prior_mean[q]:.4f}")
         print(f"chosen: {best_prior}")
+    print("step 3, name match (weights and priors kept), mean MRR over the structure corpora:")
+    for g in matches:
+        print(f"  {g}: {match_mean[g]:.4f}")
+    print(f"chosen: {best_match}")
     print("\n| corpus | policy | Recall@1 | Recall@10 | MRR | MRR − control [95 % interval] |")
     print("|---|---|---:|---:|---:|---|")
     for c in corpora:
@@ -174,6 +192,8 @@ def main() -> None:
                 "results": results,
                 "step1": mean,
                 "best": best,
+                "step3": match_mean,
+                "best_match": best_match,
                 "step2": prior_mean,
                 "best_prior": best_prior,
             },

@@ -10,9 +10,14 @@ A document has kind ``test`` when its path is a test path, and kind ``example`` 
 its path lies in a documentation, example, demo, sample or benchmark directory
 (:func:`riido_pg.extract.paths.is_doc_or_example_path`); it may have both.
 
+A document's *qualified name* is the last ``:``-separated part of its id once a
+trailing ``:LINE`` (or ``:LINE#N``) is dropped: ``Context.invoke`` in
+``src/click/core.py:Context.invoke:740``; an id without ``:`` has none.
+
 These are the Python twins of the SQL functions ``riido.name_words``,
-``riido.test_path`` (migration ``0010``) and ``riido.example_path`` (migration
-``0011``), which every load applies in the database (``sql/segment_fields.sql``);
+``riido.test_path`` (migration ``0010``), ``riido.example_path`` (migration
+``0011``) and ``riido.qualified_words`` (migration ``0015``); every load applies
+the first three in the database (``sql/segment_fields.sql``), the ranking the last;
 the tests hold them equal.
 """
 
@@ -31,6 +36,7 @@ __all__ = [
     "is_example_id",
     "is_test_id",
     "name_words",
+    "qualified_words",
 ]
 
 _STEPS = (
@@ -75,6 +81,19 @@ def name_words(doc_id: str) -> str:
     for pattern, repl in _STEPS:
         out = pattern.sub(repl, out)
     return out.strip(" ").lower()
+
+
+_LINE = re.compile(r":[0-9]+(#[0-9]+)?\Z")
+
+
+def qualified_words(doc_id: str) -> str:
+    """The words of a document's qualified name (:func:`name_words` of it), or ``""``
+    when its id has none: ``src/click/core.py:Context.invoke:740`` -> ``context
+    invoke``."""
+    head = _LINE.sub("", doc_id)
+    if ":" not in head:
+        return ""
+    return name_words(head.rsplit(":", 1)[1])
 
 
 def id_path(doc_id: str) -> str:

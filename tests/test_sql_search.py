@@ -43,6 +43,7 @@ QUERIES = (
     "split words tests docs",  # about both
     "read json value",
     "split the line into words",
+    "read a config file",  # qualified names it holds (read, before_read): the name match
     "the",
     "HTTPServer getValue",
     "",

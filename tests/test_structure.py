@@ -26,12 +26,14 @@ from riido_pg.fields import (
     is_example_id,
     is_test_id,
     name_words,
+    qualified_words,
 )
 from riido_pg.ranking.policies import (
     BM25,
     OUT_OF_SCOPE,
     STRUCTURE_BM25,
     STRUCTURE_EXAMPLE_PRIOR,
+    STRUCTURE_NAME_MATCH,
     STRUCTURE_TEST_PRIOR,
     STRUCTURE_W_IDENT,
     STRUCTURE_W_NAME,
@@ -52,6 +54,9 @@ QUERIES = [
     "example of a shell pattern translated",
     "docs: translate a pattern in a Tests example",
     "the",
+    "invoke the shlex split",
+    "read a config file",
+    "config parser read file",
 ]
 #: Test documents: each tests a function of the stdlib corpus, in words the
 #: implementation also uses.
@@ -136,6 +141,9 @@ def _expected(
     for d in docs:
         r, i, n = (x[d.id] / SCALE for x in (raw, ident, name))
         score = r + STRUCTURE_W_IDENT * i + STRUCTURE_W_NAME * n
+        qualified = set(_counts(conn, qualified_words(d.id)))
+        if qualified and qualified <= ident_q:
+            score *= STRUCTURE_NAME_MATCH
         prior = 1.0
         if is_test_id(d.id) and not about:
             prior = STRUCTURE_TEST_PRIOR
@@ -204,8 +212,11 @@ def test_example_code_does_not_outrank_the_code_it_shows_unless_asked(
     implementation = next(i for i in structured if i.startswith("fnmatch.py:translate:"))
     assert plain.index(example_id) < plain.index(implementation)  # bm25: the example first
     assert structured[0] == implementation
-    asked = rank_snapshot(conn, "st", f"example: {query}", policy=STRUCTURE_BM25, limit=1)
-    assert asked.candidates[0].id == example_id
+    # asked about examples, the example is no longer demoted: it comes second, after
+    # only the implementation, whose qualified name (translate) the question holds
+    asked = rank_snapshot(conn, "st", f"example: {query}", policy=STRUCTURE_BM25, limit=2)
+    assert [c.id for c in asked.candidates] == [implementation, example_id]
+    assert structured.index(example_id) > 1
 
 
 def test_which_questions_are_about_tests_or_examples() -> None:
@@ -256,11 +267,43 @@ def test_the_sql_fields_equal_their_python_twins(
 ) -> None:
     rows = conn.execute(
         "SELECT riido.name_words(i), riido.test_path(split_part(i, ':', 1)), "
-        "riido.example_path(split_part(i, ':', 1)) "
+        "riido.example_path(split_part(i, ':', 1)), riido.qualified_words(i) "
         "FROM unnest(%s::text[]) WITH ORDINALITY AS u(i, n) ORDER BY n",
         (ids,),
     ).fetchall()
-    assert rows == [(name_words(i), is_test_id(i), is_example_id(i)) for i in ids]
+    assert rows == [
+        (name_words(i), is_test_id(i), is_example_id(i), qualified_words(i)) for i in ids
+    ]
+
+
+def test_qualified_words() -> None:
+    assert qualified_words("src/click/core.py:Context.invoke:740") == "context invoke"
+    assert qualified_words("a.go:HTTPServer.Serve:7#2") == "http server serve"
+    assert qualified_words("click:click/_compat.py:is_ascii_encoding:36") == "is ascii encoding"
+    assert qualified_words("c12") == "" and qualified_words("a.py:f") == "f"
+    assert qualified_words("a.py:12") == ""
+
+
+def test_a_question_holding_a_qualified_name_lifts_it(
+    conn: psycopg.Connection[Any], corpus: list[Document]
+) -> None:
+    """A document whose qualified name's words are all in the question
+    (``configparser.py:read``) scores the sum of its fields times the name match; one
+    whose qualified name the question holds only in part is not lifted."""
+    query = "read a config file"
+    got = {c.id: c for c in rank_snapshot(conn, "st", query, policy=STRUCTURE_BM25).candidates}
+    lifted = []
+    for doc_id, c in got.items():
+        assert c.score is not None
+        fields = (c.bm25_score or 0) + STRUCTURE_W_IDENT * (c.identifier_bm25_score or 0)
+        fields += STRUCTURE_W_NAME * (c.to_dict()["name_bm25_score"] or 0)
+        lexemes = set(_counts(conn, qualified_words(doc_id)))  # before_read: {read}
+        held = bool(lexemes) and lexemes <= set(_counts(conn, query))
+        factor = STRUCTURE_NAME_MATCH if held else 1.0
+        if not is_test_id(doc_id) and not is_example_id(doc_id):
+            assert c.score == pytest.approx(fields * factor, rel=1e-12), doc_id
+            lifted += [doc_id] if held else []
+    assert lifted and all(got[i].score for i in lifted)
 
 
 def test_name_words() -> None:
@@ -355,3 +398,17 @@ def test_migration_0010_builds_the_fields_of_stored_snapshots(db: Database) -> N
     migrate.upgrade(db.dsn)
     with db.connect() as conn:
         assert rankings(conn) == before
+
+
+@pytest.mark.parametrize("query", ["read a config file", "config parser read file"])
+def test_a_limit_keeps_the_name_match_exact(
+    conn: psycopg.Connection[Any], corpus: list[Document], query: str
+) -> None:
+    """With a limit the name match is looked at only for documents that may reach the
+    first k with it; every k still gives exactly the full ranking's first k."""
+    full = rank_snapshot(conn, "st", query, policy=STRUCTURE_BM25).candidates
+    for k in range(1, 25):
+        assert (
+            rank_snapshot(conn, "st", query, policy=STRUCTURE_BM25, limit=k).candidates
+            == (full[:k])
+        ), k

@@ -23,6 +23,7 @@ from typing import Any, LiteralString
 
 import numpy as np
 import numpy.typing as npt
+import scipy.sparse as sp
 from psycopg import sql
 
 from riido_pg.errors import ConflictingOptions, Hint, InvalidInput
@@ -165,6 +166,10 @@ class Prepared:
     #: unless a policy reads the fields.)
     test_docs: BoolArray | None = None
     example_docs: BoolArray | None = None
+    #: Per question, the documents whose qualified name's lexemes it holds, all of
+    #: them and at least one (questions x places, 0/1; None unless a policy reads the
+    #: fields).
+    qualified: sp.csr_matrix | None = None
 
 
 def prepare(
@@ -199,9 +204,61 @@ def prepare(
     chars = np.asarray(_in_order(conn, snap, docs, "char_length(t.body)"), dtype=np.int64)
     tests = _kind_docs(conn, snap, docs, "test") if fields else None
     examples = _kind_docs(conn, snap, docs, "example") if fields else None
+    qualified = _qualified(conn, snap, text_config, docs, terms) if fields else None
     return Prepared(
-        questions, terms, docs, columns, learned, doc_ids, chars, tokens_of(chars), tests, examples
+        questions,
+        terms,
+        docs,
+        columns,
+        learned,
+        doc_ids,
+        chars,
+        tokens_of(chars),
+        tests,
+        examples,
+        qualified,
     )
+
+
+def _qualified(
+    conn: Conn, snap: Snapshot, text_config: str, docs: Documents, terms: Sequence[QueryTerms]
+) -> sp.csr_matrix:
+    """Per question, the documents whose qualified name has lexemes
+    (:func:`riido_pg.fields.qualified_words` under ``text_config``) and every one of
+    them among the question's identifier lexemes (``riido_pg.ranking.policy.structure``'s
+    ``qualified``): a count of each document's lexemes the question holds, equal to
+    their number."""
+    statement = sql.SQL(
+        "SELECT d.doc_ord, tsvector_to_array(to_tsvector({}::regconfig, "
+        "riido.qualified_words(d.doc_id))) FROM riido.documents AS d "
+        "WHERE d.segment_id = ANY(%s::uuid[])"
+    ).format(sql.Literal(text_config))
+    rows = conn.execute(statement, (list(snap.segments),)).fetchall()
+    by_ord = {int(r[0]): list(r[1]) for r in rows}
+    vocab: dict[str, int] = {}
+    q_rows: list[int] = []
+    q_cols: list[int] = []
+    for i, t in enumerate(terms):
+        for lex in set(t.ident):
+            q_rows.append(i)
+            q_cols.append(vocab.setdefault(lex, len(vocab)))
+    d_rows: list[int] = []
+    d_cols: list[int] = []
+    sizes = np.zeros(docs.count, dtype=np.int64)
+    for place, o in enumerate(docs.ords.tolist()):
+        lexemes = by_ord.get(int(o), [])
+        sizes[place] = len(lexemes)
+        for lex in lexemes:
+            if lex in vocab:
+                d_rows.append(place)
+                d_cols.append(vocab[lex])
+    shape_q, shape_d = (len(terms), len(vocab)), (docs.count, len(vocab))
+    q = sp.csr_matrix((np.ones(len(q_rows), dtype=np.int64), (q_rows, q_cols)), shape=shape_q)
+    d = sp.csr_matrix((np.ones(len(d_rows), dtype=np.int64), (d_rows, d_cols)), shape=shape_d)
+    counts = (q @ d.T).tocsr()
+    counts.data = (counts.data == sizes[counts.indices]).astype(np.int64)
+    counts.eliminate_zeros()
+    return counts
 
 
 def _kind_docs(conn: Conn, snap: Snapshot, docs: Documents, kind: str) -> BoolArray:
@@ -379,6 +436,8 @@ def _evaluate_batch(
         batch.about_tests = np.fromiter((t.about_tests for t in terms), dtype=bool)
         batch.example_docs = ready.example_docs
         batch.about_examples = np.fromiter((t.about_examples for t in terms), dtype=bool)
+    if ready.qualified is not None:
+        batch.qualified = ready.qualified[start:stop]
     for policy in policies:
         began = time.perf_counter()
         policy.combiner.derive(batch)

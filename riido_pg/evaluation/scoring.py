@@ -245,6 +245,9 @@ class Batch:
     about_tests: BoolArray | None = None
     example_docs: BoolArray | None = None
     about_examples: BoolArray | None = None
+    #: Per question, the documents whose qualified name matches it (questions x
+    #: places, 0/1; None when no policy of the evaluation needs it).
+    qualified: sp.csr_matrix | None = None
     derived: dict[str, sp.csr_matrix] = field(default_factory=dict)
     _firsts: dict[str, FirstTargets] = field(default_factory=dict)
 

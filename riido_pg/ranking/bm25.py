@@ -27,6 +27,7 @@ from riido_pg.storage.fragments import REMOVED_ORDS
 from riido_pg.storage.snapshots import Target
 
 __all__ = [
+    "DOC_ID",
     "KINDS",
     "NAME",
     "SCALE",
@@ -171,7 +172,7 @@ def _zeros(target: Target, matched: str, count: sql.Composable) -> sql.Composed:
 
 
 #: The id of document ``t.doc_ord`` (``sql/doc_id.sql``), as a scalar subquery.
-_DOC_ID = sql.SQL(sql_template("doc_id").strip())
+DOC_ID = sql.SQL(sql_template("doc_id").strip())
 
 #: How many zero-score documents a ranking of ``%(limit)s`` needs after ``named``.
 _ZERO_COUNT = sql.SQL(
@@ -214,7 +215,7 @@ def _ranked(target: Target, col: str) -> sql.Composed:
     shape = _RANKED_ONE_SEGMENT if len(target.segments) == 1 else _RANKED
     return shape.format(
         ranked=sql.Identifier(f"ranked_{col}"),
-        doc_id=_DOC_ID,
+        doc_id=DOC_ID,
         scored=sql.Identifier(f"scored_{col}"),
     )
 
@@ -242,7 +243,7 @@ def _tail(
     return sql.SQL(sql_template("rank_tail")).format(
         matched=sql.Identifier(matched),
         score=sql.Identifier(score),
-        doc_id=_DOC_ID,
+        doc_id=DOC_ID,
         named_columns=each("t"),
         zero_columns=zero_columns,
         zero_join=join,
@@ -270,6 +271,9 @@ def score_ranking(
     ranked: bool = False,
     ctes: Sequence[sql.Composable] = (),
     joins: Sequence[tuple[str, str]] = (),
+    final: sql.Composable | None = None,
+    post: Sequence[sql.Composable] = (),
+    post_joins: Sequence[tuple[str, str]] = (),
     params: Mapping[str, object] | None = None,
 ) -> Query:
     """A ranking by a policy's own score (``sql/rank_score.sql``): each column of
@@ -277,8 +281,10 @@ def score_ranking(
     in ranking order too when ``ranked``), full-joined on doc_ord (column ``c``'s row
     aliased ``c_<c>``), ``score`` the policy's expression over them, reading ``ctes``
     too (each ``name AS (...)``), those of ``joins`` (CTE, alias) left-joined on the
-    document's doc_ord; ``params`` are its own parameters. Rows (doc_ord, doc_id,
-    score, each column's units)."""
+    document's doc_ord; a second step's ``final`` score over ``fused``'s row ``f``
+    reads ``post`` (CTEs after ``fused``), those of ``post_joins`` left-joined on
+    ``f.doc_ord``; ``params`` are its own parameters. Rows (doc_ord, doc_id, score,
+    each column's units)."""
     columns = list(lexemes)
     alias = [sql.Identifier(f"c_{c}") for c in columns]
     source = "ranked_{}" if ranked else "scored_{}"
@@ -317,6 +323,14 @@ def score_ranking(
                 sql.Identifier(cte), sql.Identifier(a), sql.Identifier(a), doc_ord(len(columns))
             )
             for cte, a in joins
+        ),
+        post=sql.SQL("").join(sql.SQL("{},\n").format(c) for c in post),
+        final=final if final is not None else sql.SQL("f.score"),
+        post_joins=sql.SQL("").join(
+            sql.SQL("\n          LEFT JOIN {} AS {} ON {}.doc_ord = f.doc_ord").format(
+                sql.Identifier(cte), sql.Identifier(a), sql.Identifier(a)
+            )
+            for cte, a in post_joins
         ),
         columns=sql.SQL("").join(sql.SQL(", {}").format(sql.Identifier("f", c)) for c in columns),
         # a document scoring 0 (a weight of 0) may still have column scores

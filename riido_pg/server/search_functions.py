@@ -29,6 +29,7 @@ from riido_pg.ranking.policies import (
     OUT_OF_SCOPE,
     RRF_K,
     STRUCTURE_EXAMPLE_PRIOR,
+    STRUCTURE_NAME_MATCH,
     STRUCTURE_TEST_PRIOR,
     STRUCTURE_W_IDENT,
     STRUCTURE_W_NAME,
@@ -52,6 +53,7 @@ def _values() -> list[tuple[str, str, Any]]:
         ("structure_w_name", "float8", STRUCTURE_W_NAME),
         ("structure_test_prior", "float8", STRUCTURE_TEST_PRIOR),
         ("structure_example_prior", "float8", STRUCTURE_EXAMPLE_PRIOR),
+        ("structure_name_match", "float8", STRUCTURE_NAME_MATCH),
         ("test_words", "text[]", sorted(TEST_WORDS)),
         ("example_words", "text[]", sorted(EXAMPLE_WORDS)),
     ]

@@ -14,6 +14,10 @@
 -- left-joins the policy's CTEs ({joins}), and computes {score}, the policy's one
 -- float8 expression (its parameters bound as p_<name>), in the order the
 -- evaluation computes it too.
+-- A score in two steps (structure_bm25's name match) gives {final}, the score over
+-- fused's row f, reading its own CTEs {post} (after fused: they may read every
+-- document's first-step score), those of {post_joins} left-joined on f.doc_ord;
+-- otherwise {final} is f.score.
 -- {tail} is sql/rank_tail.sql on the documents scoring above 0; the others (matched
 -- by nothing, or scoring 0 under a weight of 0) follow with score 0 in id order, with
 -- their column scores.
@@ -26,7 +30,11 @@ WITH {removed}{scored},
            {score} AS score
     FROM {joined}{joins}
 ),
-matched AS (
-    SELECT f.doc_ord, f.score{columns} FROM fused AS f WHERE f.score > 0
+{post}matched AS (
+    SELECT m.* FROM (
+        SELECT f.doc_ord, {final} AS score{columns}
+        FROM fused AS f{post_joins}
+    ) AS m
+    WHERE m.score > 0
 ),
 {tail}

@@ -354,14 +354,15 @@ $$;
 -- in one statement as the Python API runs it: each column's scores
 -- (riido.search_column_sql), the policy's score of every match, the bounded top-k
 -- with every document tied with the last (sql/rank_tail.sql), then the zero tail in
--- id order. a_w1..a_w4 are the policy's constants: fused w; RRF k; structure w_ident,
--- w_name and the test and example priors. Rows (doc_ord, score, raw units,
--- identifier units) in rank order.
+-- id order. a_w1..a_w5 are the policy's constants: fused w; RRF k; structure w_ident,
+-- w_name, the test and example priors and the name match factor (a_config: the
+-- snapshot's text search configuration, which structure reads qualified names with).
+-- Rows (doc_ord, score, raw units, identifier units) in rank order.
 CREATE OR REPLACE FUNCTION riido.search_fusion(
     a_segments uuid[], a_removed integer[], a_n bigint, a_len_raw bigint, a_k1 float8,
     a_b float8, a_raw text[], a_len_ident bigint, a_ident text[], a_k integer,
     a_policy text, a_w1 float8, a_w2 float8 DEFAULT NULL, a_w3 float8 DEFAULT NULL,
-    a_w4 float8 DEFAULT NULL
+    a_w4 float8 DEFAULT NULL, a_w5 float8 DEFAULT NULL, a_config regconfig DEFAULT NULL
 ) RETURNS TABLE (doc_ord integer, score float8, raw bigint, ident bigint)
 LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
 DECLARE
@@ -405,7 +406,9 @@ matched AS (
         riido.search_ranked_sql('scored_ident', cardinality(a_segments)));
     ELSE
         -- structure_bm25: the name field is the identifier query against each
-        -- document's name, BM25 with b = 0 (its length never read: N stands in)
+        -- document's name, BM25 with b = 0 (its length never read: N stands in);
+        -- the name match as sql/rank_structure.sql's qualified, looked at only for
+        -- the documents that may reach the first a_k with it (bar)
         stmt := stmt
             || riido.search_column_sql('scored_name', 'name', '$3', '$9', '0::float8',
                                        removed, exact_ident)
@@ -423,16 +426,41 @@ sums AS (
            coalesce(r.units, 0) AS raw, coalesce(i.units, 0) AS ident
     FROM scored_raw AS r FULL JOIN scored_ident AS i ON i.doc_ord = r.doc_ord
 ),
-matched AS (
+summed AS MATERIALIZED (
     SELECT coalesce(s.doc_ord, n.doc_ord) AS doc_ord,
-           (coalesce(s.raw, 0)::float8 / $10
-            + $12 * (coalesce(s.ident, 0)::float8 / $10)
-            + $13 * (coalesce(n.units, 0)::float8 / $10))
-           * coalesce(t.prior, 1::float8) AS score,
-           coalesce(s.raw, 0) AS raw, coalesce(s.ident, 0) AS ident
+           coalesce(s.raw, 0) AS raw, coalesce(s.ident, 0) AS ident,
+           coalesce(n.units, 0) AS name,
+           coalesce(s.raw, 0)::float8 / $10
+           + $12 * (coalesce(s.ident, 0)::float8 / $10)
+           + $13 * (coalesce(n.units, 0)::float8 / $10) AS fields,
+           coalesce(t.prior, 1::float8) AS prior
     FROM sums AS s
     FULL JOIN scored_name AS n ON n.doc_ord = s.doc_ord
     LEFT JOIN kinds AS t ON t.doc_ord = coalesce(s.doc_ord, n.doc_ord)
+),
+bar AS (
+    SELECT x.fields * x.prior AS score FROM summed AS x
+    ORDER BY 1 DESC OFFSET $11 - 1 LIMIT 1
+),
+qualified AS MATERIALIZED (
+    SELECT t.doc_ord
+    FROM summed AS t
+    CROSS JOIN LATERAL (
+        SELECT to_tsvector($17, riido.qualified_words(riido.search_doc_id($1, t.doc_ord)))
+               AS tsv
+        OFFSET 0
+    ) AS v
+    WHERE t.name > 0
+      AND (t.fields * $16 * t.prior >= (SELECT b.score FROM bar AS b)) IS NOT FALSE
+      AND v.tsv <> ''::tsvector AND tsvector_to_array(v.tsv) <@ $9
+),
+matched AS (
+    SELECT x.doc_ord,
+           x.fields * CASE WHEN q.doc_ord IS NULL THEN 1::float8 ELSE $16 END * x.prior
+           AS score,
+           x.raw, x.ident
+    FROM summed AS x
+    LEFT JOIN qualified AS q ON q.doc_ord = x.doc_ord
 ),$s$;
     END IF;
     stmt := stmt || $s$
@@ -462,7 +490,7 @@ LIMIT $11$s$;
     RETURN QUERY EXECUTE stmt
     USING a_segments, a_removed, a_n, a_len_raw, a_k1, a_b, a_raw, a_len_ident, a_ident,
           (SELECT c.scale FROM riido.search_settings() AS c), a_k::int8, a_w1, a_w2, a_w3,
-          a_w4;
+          a_w4, a_w5, a_config;
 END
 $$;
 
@@ -831,7 +859,8 @@ BEGIN
                  CASE chosen WHEN 'identifier_bm25_fused' THEN cfg.fused_weight
                              WHEN 'identifier_bm25_rrf' THEN cfg.rrf_k
                              ELSE cfg.structure_w_ident END,
-                 cfg.structure_w_name, test_prior, example_prior)
+                 cfg.structure_w_name, test_prior, example_prior, cfg.structure_name_match,
+                 snap.text_config::regconfig)
              WITH ORDINALITY AS f(doc_ord, score, raw, ident, o);
         r_ords := out_ords;
         i_ords := out_ords;

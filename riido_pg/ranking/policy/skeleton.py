@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     import scipy.sparse as sp
 
 __all__ = [
+    "AT_LEAST_ONE",
     "AT_LEAST_ZERO",
     "COLUMNS",
     "HINTS",
@@ -78,6 +79,7 @@ class Check:
 
 
 AT_LEAST_ZERO = Check(lambda v: v >= 0 and math.isfinite(v), "a finite number >= 0")
+AT_LEAST_ONE = Check(lambda v: v >= 1 and math.isfinite(v), "a finite number >= 1")
 UNIT_INTERVAL = Check(lambda v: 0 < v <= 1, "a number in (0, 1]")
 
 
@@ -147,6 +149,10 @@ class EvalScores(Protocol):
     def example_docs(self) -> npt.NDArray[np.bool_] | None: ...
     @property
     def about_examples(self) -> npt.NDArray[np.bool_] | None: ...
+    @property
+    def qualified(self) -> sp.csr_matrix | None:
+        """Per question, the documents whose qualified name's lexemes it holds, every
+        one (questions x documents, 1 where so; None when no policy reads fields)."""
 
     def derive(self, key: str, matrix: sp.csr_matrix) -> None:
         """Keep ``matrix`` (questions x documents, scores > 0) under ``key``."""
@@ -284,13 +290,21 @@ class Fragment:
     :func:`param`; the body columns and the name field, each ``sql/scored.sql``;
     ``ranked``: the columns' matches numbered in ranking order, for :func:`rank`),
     any CTEs it reads (``ctes``, each ``name AS (...)``) and those left-joined on the
-    document's doc_ord (``joins``: (CTE, alias) pairs)."""
+    document's doc_ord (``joins``: (CTE, alias) pairs). A score in two steps gives
+    ``final`` too: an expression over CTE ``fused``'s row ``f`` (its ``score``, its
+    columns' units) and the ``post`` CTEs (read after ``fused``; those of
+    ``post_joins`` left-joined on ``f.doc_ord``), so a step can look at the first
+    step's scores of every document (structure_bm25's name match reads the k-th
+    best)."""
 
     columns: tuple[str, ...]
     score: sql.Composable
     ranked: bool = False
     ctes: tuple[sql.Composable, ...] = ()
     joins: tuple[tuple[str, str], ...] = ()
+    final: sql.Composable | None = None
+    post: tuple[sql.Composable, ...] = ()
+    post_joins: tuple[tuple[str, str], ...] = ()
 
 
 class Scored(Base):
@@ -324,6 +338,9 @@ class Scored(Base):
             ranked=part.ranked,
             ctes=part.ctes,
             joins=part.joins,
+            final=part.final,
+            post=part.post,
+            post_joins=part.post_joins,
             params={f"p_{k}": v for k, v in self.bound(t).items()},
         )
         rows = []

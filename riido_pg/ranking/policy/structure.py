@@ -1,13 +1,15 @@
 """``structure_bm25``: one ranking by ``(bm25 + w_ident * identifier_bm25 + w_name *
-name_bm25) * prior`` (README "Ranking with structure"). The name field is BM25 with
-b = 0 of the identifier-split query against each document's name (its path and
-qualified name, :mod:`riido_pg.fields`), and the prior is the least of
+name_bm25) * match * prior`` (README "Ranking with structure"). The name field is BM25
+with b = 0 of the identifier-split query against each document's name (its path and
+qualified name, :mod:`riido_pg.fields`); ``match`` is ``name_match`` for a document
+whose qualified name has lexemes, every one of them among the query's identifier
+lexemes (``Context.invoke`` for "invoke the context"), else 1; the prior is the least of
 ``test_prior`` for a test document (kind ``test``) unless the question is about
 tests, ``example_prior`` for documentation, example or benchmark code (kind
 ``example``) unless the question is about those, and 1. A document whose score is 0
 ranks with the unmatched ones.
 
-Parameters ``w_ident``, ``w_name``, ``test_prior``, ``example_prior``."""
+Parameters ``w_ident``, ``w_name``, ``test_prior``, ``example_prior``, ``name_match``."""
 
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from psycopg import sql
 
 from riido_pg.ranking import bm25
 from riido_pg.ranking.policy.skeleton import (
+    AT_LEAST_ONE,
     AT_LEAST_ZERO,
     IDENT,
     NAME,
@@ -40,6 +43,7 @@ __all__ = [
     "POLICIES",
     "STRUCTURE_BM25",
     "STRUCTURE_EXAMPLE_PRIOR",
+    "STRUCTURE_NAME_MATCH",
     "STRUCTURE_TEST_PRIOR",
     "STRUCTURE_W_IDENT",
     "STRUCTURE_W_NAME",
@@ -50,11 +54,13 @@ STRUCTURE_BM25 = "structure_bm25"
 #: structure_bm25's constants, chosen on the development corpora only (cosqa-dev,
 #: docproxy and the history corpora of docs/evaluation.md "Ranking with structure";
 #: bench/structure.py has the sweep): the identifier column's weight, the name
-#: field's weight, the factor of a test document's score when the question is not
-#: about tests, and that of documentation, example or benchmark code when the
-#: question is not about those.
+#: field's weight, the factor of a document's score when the question holds every
+#: lexeme of its qualified name, the factor of a test document's score when the
+#: question is not about tests, and that of documentation, example or benchmark code
+#: when the question is not about those.
 STRUCTURE_W_IDENT = 6.0
 STRUCTURE_W_NAME = 6.0
+STRUCTURE_NAME_MATCH = 1.75
 STRUCTURE_TEST_PRIOR = 0.3
 STRUCTURE_EXAMPLE_PRIOR = 0.5
 
@@ -63,6 +69,7 @@ PARAMS = (
     Param("w_name", STRUCTURE_W_NAME, AT_LEAST_ZERO, "the name field's weight"),
     Param("test_prior", STRUCTURE_TEST_PRIOR, UNIT_INTERVAL, "the test prior"),
     Param("example_prior", STRUCTURE_EXAMPLE_PRIOR, UNIT_INTERVAL, "the example prior"),
+    Param("name_match", STRUCTURE_NAME_MATCH, AT_LEAST_ONE, "the qualified-name match factor"),
 )
 
 #: Each document of kind test or example with its prior: the least factor of its
@@ -80,8 +87,44 @@ _KINDS = sql.SQL(
 ).format(test=param("test_prior"), example=param("example_prior"), kinds=bm25.KINDS)
 
 
+#: The k-th best score without the match (k: the limit; none without one): a match
+#: only raises a score, so only a document whose score times the factor reaches it
+#: can enter the first k, and only those have their qualified names read.
+_BAR = sql.SQL(
+    "bar AS (\n"
+    "    SELECT f.score * coalesce(t.prior, 1::float8) AS score\n"
+    "    FROM fused AS f LEFT JOIN kinds AS t ON t.doc_ord = f.doc_ord\n"
+    "    ORDER BY 1 DESC OFFSET greatest(%(limit)s::int8 - 1, 0) LIMIT 1\n"
+    ")"
+)
+
+#: The documents whose qualified name (riido.qualified_words of the id, under the
+#: snapshot's text search configuration) has lexemes, every one of them among the
+#: identifier-split query's: such a document matches the name field, so only those
+#: are looked at, each id read once.
+_QUALIFIED = sql.SQL(
+    "qualified AS MATERIALIZED (\n"
+    "    SELECT t.doc_ord\n"
+    "    FROM fused AS t\n"
+    "    LEFT JOIN kinds AS k ON k.doc_ord = t.doc_ord\n"
+    "    CROSS JOIN LATERAL (\n"
+    "        SELECT to_tsvector((SELECT c.text_config FROM riido.snapshots AS c\n"
+    "                            WHERE c.snapshot_id = %(snapshot_id)s)::regconfig,\n"
+    "                           riido.qualified_words(({doc_id}))) AS tsv\n"
+    "        OFFSET 0  -- a fence: one id and one to_tsvector per document\n"
+    "    ) AS v\n"
+    "    WHERE t.name > 0\n"
+    "      AND (%(limit)s::int8 IS NULL\n"
+    "           OR (t.score * {match} * coalesce(k.prior, 1::float8)\n"
+    "               >= (SELECT b.score FROM bar AS b)) IS NOT FALSE)\n"
+    "      AND v.tsv <> ''::tsvector AND tsvector_to_array(v.tsv) <@ %(lexemes_name)s::text[]\n"
+    ")"
+).format(doc_id=bm25.DOC_ID, match=param("name_match"))
+
+
 class Structure(Scored):
-    """The body's two columns and the name field, weighted, times the prior."""
+    """The body's two columns and the name field, weighted, times the name match and
+    the prior."""
 
     lists = (RAW, IDENT, NAME)
     score_name = "structure_score"
@@ -93,9 +136,14 @@ class Structure(Scored):
         w_name: float = STRUCTURE_W_NAME,
         test_prior: float = STRUCTURE_TEST_PRIOR,
         example_prior: float = 1.0,
+        name_match: float = 1.0,
     ) -> None:
         super().__init__(
-            w_ident=w_ident, w_name=w_name, test_prior=test_prior, example_prior=example_prior
+            w_ident=w_ident,
+            w_name=w_name,
+            test_prior=test_prior,
+            example_prior=example_prior,
+            name_match=name_match,
         )
 
     @property
@@ -114,6 +162,10 @@ class Structure(Scored):
     def example_prior(self) -> float:
         return self["example_prior"]
 
+    @property
+    def name_match(self) -> float:
+        return self["name_match"]
+
     def priors(self, terms: QueryTerms) -> tuple[float, float]:
         """The factors of a test and of an example document's score for these query
         terms (1 for a kind the question is about)."""
@@ -127,10 +179,26 @@ class Structure(Scored):
         return {**self.values, "test_prior": test_prior, "example_prior": example_prior}
 
     def fragment(self, terms: QueryTerms) -> Fragment:
-        score = sql.SQL("({} + {} * {} + {} * {}) * coalesce(t.prior, 1::float8)").format(
+        fields = sql.SQL("({} + {} * {} + {} * {})").format(
             value(RAW), param("w_ident"), value(IDENT), param("w_name"), value(NAME)
         )
-        return Fragment((RAW, IDENT, NAME), score, ctes=(_KINDS,), joins=(("kinds", "t"),))
+        prior = sql.SQL("coalesce({}.prior, 1::float8)")
+        if self.name_match == 1:
+            score = sql.SQL("{} * {}").format(fields, prior.format(sql.Identifier("t")))
+            return Fragment((RAW, IDENT, NAME), score, ctes=(_KINDS,), joins=(("kinds", "t"),))
+        # two steps: the fields' sum, then the match (read for the documents that can
+        # reach the first k with it) and the prior, in the evaluation's order
+        final = sql.SQL(
+            "f.score * CASE WHEN q.doc_ord IS NULL THEN 1::float8 ELSE {} END * {}"
+        ).format(param("name_match"), prior.format(sql.Identifier("k")))
+        return Fragment(
+            (RAW, IDENT, NAME),
+            fields,
+            ctes=(_KINDS,),
+            final=final,
+            post=(_BAR, _QUALIFIED),
+            post_joins=(("kinds", "k"), ("qualified", "q")),
+        )
 
     def scores(self, batch: EvalScores) -> sp.csr_matrix:
         import numpy as np
@@ -138,6 +206,12 @@ class Structure(Scored):
         raw, ident, name = (batch.scores[c] / bm25.SCALE for c in self.lists)
         summed = (raw + self.w_ident * ident + self.w_name * name).tocsr()
         rows = np.repeat(np.arange(summed.shape[0]), np.diff(summed.indptr))
+        if batch.qualified is not None and self.name_match != 1:
+            matched = batch.qualified.tocoo()
+            width = np.int64(summed.shape[1])
+            keys = matched.row.astype(np.int64) * width + matched.col.astype(np.int64)
+            here = np.isin(rows.astype(np.int64) * width + summed.indices, keys)
+            summed.data = summed.data * np.where(here, self.name_match, 1.0)  # x * 1.0 is x
         prior = np.ones(summed.nnz)
         kinds = (
             (batch.test_docs, batch.about_tests, self.test_prior),
@@ -156,9 +230,14 @@ POLICIES = (
     Policy(
         STRUCTURE_BM25,
         Structure(
-            STRUCTURE_W_IDENT, STRUCTURE_W_NAME, STRUCTURE_TEST_PRIOR, STRUCTURE_EXAMPLE_PRIOR
+            STRUCTURE_W_IDENT,
+            STRUCTURE_W_NAME,
+            STRUCTURE_TEST_PRIOR,
+            STRUCTURE_EXAMPLE_PRIOR,
+            STRUCTURE_NAME_MATCH,
         ),
         f"bm25 + {STRUCTURE_W_IDENT:g} * identifier_bm25 + {STRUCTURE_W_NAME:g} * name_bm25, "
+        f"x {STRUCTURE_NAME_MATCH:g} when the question holds every word of the qualified name, "
         f"test code x {STRUCTURE_TEST_PRIOR:g} unless the question is about tests, "
         f"documentation and example code x {STRUCTURE_EXAMPLE_PRIOR:g} unless it is about them",
     ),
