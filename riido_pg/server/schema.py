@@ -200,11 +200,17 @@ class Posting(Base):
     """The inverted list of one lexeme in one column of one segment: for each
     document holding it (``doc_ords``), its term frequency (``tfs``: positions
     PostgreSQL keeps) and its length (``dls``). BM25's idf, and the saturation that
-    depends on avgdl, are computed per snapshot when it is ranked."""
+    depends on avgdl, are computed per snapshot when it is ranked. A ``gone_<col>``
+    row lists the documents of earlier segments of the path that the snapshot which
+    wrote the segment dropped from its base and that hold the lexeme (``tfs`` and
+    ``dls`` empty): subtracted from df, left out of the scores (migration 0015)."""
 
     __tablename__ = "postings"
     __table_args__ = (
-        CheckConstraint("col IN ('raw', 'ident', 'name', 'kind')", name="postings_col_check"),
+        CheckConstraint(
+            "col IN ('raw', 'ident', 'name', 'kind', 'gone_raw', 'gone_ident', 'gone_name')",
+            name="postings_col_check",
+        ),
         ForeignKeyConstraint(
             ["segment_id"],
             ["riido.segments.segment_id"],

@@ -60,16 +60,18 @@ def write_segment(
 ) -> uuid.UUID | None:
     """The new segment of ``layout`` on ``conn``, in the caller's transaction, one
     statement after the other (None when the layout adds nothing)."""
-    if layout.base is not None and layout.added == 0:
+    if not layout.writes:
         return None
     load, segment = uuid.uuid4(), uuid.uuid4()
     _number(conn, layout, load, _LOCAL_STAGE)
-    row, documents, *postings, fields = _segment_statements(
-        segment, load, layout.first_ord, _LOCAL_STAGE, cfg
+    row, documents, raw, ident, fields, *gone = _segment_statements(
+        segment, load, layout, _LOCAL_STAGE, cfg
     )
+    postings = [raw, ident]
     conn.execute(*row)
     conn.execute(*documents)
-    conn.execute(*fields)
+    for stmt in [fields, *gone]:
+        conn.execute(*stmt)
     if progress:
         progress("index", 0, 2)
     _postings_work_mem(conn)
@@ -93,15 +95,16 @@ def write_segment_parallel(
     ``conn`` and one column's postings on each of two ``extra`` connections, all three
     at once, from the shared stage of ``load``, each committed; then its fields'
     postings on ``conn`` (under text configuration ``cfg``)."""
-    if layout.base is not None and layout.added == 0:
+    if not layout.writes:
         return None
     if len(extra) < 2:
         raise ValueError("a parallel load writes its content on three connections")
     segment = uuid.uuid4()
     _number(conn, layout, load, _SHARED_STAGE)
-    row, *statements, fields = _segment_statements(
-        segment, load, layout.first_ord, _SHARED_STAGE, cfg
+    row, documents, raw, ident, fields, *gone = _segment_statements(
+        segment, load, layout, _SHARED_STAGE, cfg
     )
+    statements = [documents, raw, ident]
     with conn.transaction(), load_timeout(conn):
         conn.execute(*row)
     if progress:
@@ -143,5 +146,6 @@ def write_segment_parallel(
     if errors:
         raise errors[0]
     with conn.transaction(), load_timeout(conn):
-        conn.execute(*fields)  # the fields' postings: small, from the ids alone
+        for stmt in [fields, *gone]:  # the fields' and gone postings: small
+            conn.execute(*stmt)
     return segment

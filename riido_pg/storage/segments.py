@@ -86,6 +86,13 @@ class Layout:
     def removed(self) -> int:
         return len(self.removed_ords)
 
+    @property
+    def writes(self) -> bool:
+        """Whether the load writes a segment: a self-contained snapshot always does; one
+        on a base when it adds documents or drops some of the base's (a segment of no
+        documents then carries the dropped ones' gone postings, ``sql/segment_gone.sql``)."""
+        return self.base is None or self.added > 0 or bool(self.gone)
+
 
 def check_base(conn: Conn, base_id: str, cfg: str) -> Snapshot:
     """The snapshot a caller named as base: it must exist, be ready and share the
@@ -161,19 +168,21 @@ def plan_layout(conn: Conn, req: Request, staged: Staged) -> Layout:
         return _diff(conn, check_base(conn, req.base, req.cfg))
     for base in _candidates(conn, req, staged)[:1]:
         layout = _diff(conn, base)
-        depth = len(base.segments) + (1 if layout.added else 0)
+        depth = len(base.segments) + (1 if layout.writes else 0)
         if depth <= MAX_PATH and layout.removed <= MAX_REMOVED * staged.documents:
             return layout
     return fresh_layout()
 
 
 def segment_statements(
-    segment: uuid.UUID, load: uuid.UUID, first_ord: int, stage: sql.Identifier, cfg: str
+    segment: uuid.UUID, load: uuid.UUID, layout: Layout, stage: sql.Identifier, cfg: str
 ) -> list[Statement]:
     """The statements writing a new segment's row, then (in any order, or at once) its
     documents, its two body columns' postings and its fields' postings (name and
     kind: ``sql/segment_fields.sql``, under text configuration ``cfg``), from the
-    numbered ``stage`` of ``load``."""
+    numbered ``stage`` of ``load``; last, when ``layout`` drops documents of its base,
+    their gone postings (``sql/segment_gone.sql``)."""
+    first_ord = layout.first_ord
     base = {"segment": segment, "load": load, "first_ord": first_ord}
     row = (sql.SQL(sql_template("insert_segment")).format(stage=stage), base)
     documents = (sql.SQL(sql_template("insert_documents")).format(stage=stage), base)
@@ -190,7 +199,18 @@ def segment_statements(
         sql.SQL(sql_template("segment_fields")).format(stage=stage),
         {**base, "text_config": cfg},
     )
-    return [row, documents, *postings, fields]
+    if not layout.gone:
+        return [row, documents, *postings, fields]
+    gone = (
+        sql.SQL(sql_template("segment_gone")).format(),
+        {
+            "segment": segment,
+            "path": list(layout.segments),
+            "gone": layout.gone,
+            "text_config": cfg,
+        },
+    )
+    return [row, documents, *postings, fields, gone]
 
 
 def number(conn: Conn, layout: Layout, load: uuid.UUID, stage: sql.Identifier) -> None:
