@@ -90,17 +90,17 @@ def _held(conn: Any, snapshot: str) -> list[_Held]:
 
 
 def _gone_rows_list_the_removed(conn: Any, snapshot: str) -> None:
-    """The gone rows of a snapshot's path (sql/segment_gone.sql) list each document it
-    removed under each lexeme of each ranked column once, and nothing else: what the
+    """The gone lists of a snapshot's path (sql/segment_postings.sql) hold each document
+    it removed under each lexeme of each ranked column once, and nothing else: what the
     path's own postings hold of the removed documents."""
     listed = conn.execute(
         "SELECT p.col, p.lexeme, u.doc_ord FROM riido.snapshot_segments AS s "
-        "JOIN riido.postings AS p ON p.segment_id = s.segment_id AND p.col LIKE 'gone%%' "
-        "CROSS JOIN LATERAL unnest(p.doc_ords) AS u(doc_ord) WHERE s.snapshot_id = %s",
+        "JOIN riido.postings AS p ON p.segment_id = s.segment_id "
+        "CROSS JOIN LATERAL unnest(p.gone) AS u(doc_ord) WHERE s.snapshot_id = %s",
         (snapshot,),
     ).fetchall()
     held = conn.execute(
-        "SELECT 'gone_' || p.col, p.lexeme, u.doc_ord FROM riido.snapshot_segments AS s "
+        "SELECT p.col, p.lexeme, u.doc_ord FROM riido.snapshot_segments AS s "
         "JOIN riido.snapshots AS n ON n.snapshot_id = s.snapshot_id "
         "JOIN riido.postings AS p ON p.segment_id = s.segment_id "
         " AND p.col IN ('raw', 'ident', 'name') "
@@ -299,7 +299,7 @@ def test_migration_0009_down_and_up_with_data(db: Database) -> None:
 
 
 def test_migration_0015_down_and_up_with_data(db: Database) -> None:
-    """Downgrading 0015 deletes the gone rows and the segments of no documents;
+    """Downgrading 0015 deletes the gone lists and the segments of no documents;
     upgrading gives each snapshot that removed documents one listing them all, and
     every snapshot ranks as before, as does the next load on one."""
     from riido_pg.server import migrate
@@ -328,9 +328,11 @@ def test_migration_0015_down_and_up_with_data(db: Database) -> None:
         before = rankings()
     migrate.downgrade(db.dsn, "0014")
     with psycopg.connect(db.dsn) as conn:
-        gone = conn.execute("SELECT count(*) FROM riido.postings WHERE col LIKE 'gone%%'")
-        empty = conn.execute("SELECT count(*) FROM riido.segments WHERE documents = 0")
-        assert (gone.fetchone(), empty.fetchone()) == ((0,), (0,))
+        empty = conn.execute(
+            "SELECT (SELECT count(*) FROM riido.segments WHERE documents = 0), "
+            "(SELECT count(*) FROM riido.postings WHERE cardinality(doc_ords) = 0)"
+        )
+        assert empty.fetchone() == (0, 0)
         paths = conn.execute(
             "SELECT snapshot_id, array_agg(position ORDER BY position) "
             "FROM riido.snapshot_segments WHERE snapshot_id LIKE 'g15-%%' GROUP BY 1 ORDER BY 1"

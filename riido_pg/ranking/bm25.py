@@ -5,10 +5,10 @@ module composes it with :mod:`psycopg.sql` into ``sql/rank.sql`` (one column),
 ``sql/rank_fused.sql`` and ``sql/rank_rrf.sql`` (both columns:
 :func:`two_columns`), ``sql/scores.sql``
 (given documents) and ``sql/eval_postings.sql`` (every weight, for the evaluation).
-A snapshot that removed documents from its path reads its path's gone rows of the
-query's lexemes beside their postings (``sql/segment_gone.sql``): a lexeme's df is its
-rows' lengths less its gone rows' lengths, and the removed documents those list
-(``gone_<col>``) are left out of the scores; one that removed none reads no gone rows.
+A snapshot that removed documents from its path reads the gone lists of its postings
+rows (``sql/segment_postings.sql``): a lexeme's df is its rows' lengths less their gone
+lists' lengths, and the removed documents those list (``gone_<col>``) are left out of
+the scores; one that removed none reads its rows' lengths alone.
 
 Scores travel as integer *units* of 2^-40 (see ``sql/scored.sql``): :func:`score`
 turns them into the float a result shows.
@@ -63,20 +63,15 @@ _REMOVED = sql.SQL("removed AS MATERIALIZED ({}),\n").format(REMOVED_ORDS)
 #: (every document it removed: the zero-score tail's filter).
 _NOT_REMOVED = sql.SQL("{} NOT IN (SELECT r.doc_ord FROM removed AS r)")
 #: A scored document the snapshot holds: ``{doc}`` not among ``{gone}`` (the removed
-#: documents holding one of the query's lexemes, from the gone rows).
+#: documents holding one of the query's lexemes, from the rows' gone lists).
 _NOT_GONE = sql.SQL("{doc} NOT IN (SELECT g.doc_ord FROM {gone} AS g)")
 _KEPT_ALL = sql.SQL("cardinality(p.doc_ords)")
-#: What a postings row adds to its lexeme's df: its length, less for a gone row (the
-#: removed documents holding the lexeme, ``sql/segment_gone.sql``).
-_KEPT_SOME = sql.SQL(
-    "CASE WHEN p.col = {col} THEN cardinality(p.doc_ords) ELSE -cardinality(p.doc_ords) END"
-)
-#: The removed documents holding one of the query's lexemes: the gone rows' doc_ords.
-_GONE = sql.SQL(
-    "{gone} AS MATERIALIZED (\n"
-    "    SELECT unnest(t.doc_ords) AS doc_ord FROM {terms} AS t WHERE t.col = {gone_col}\n"
-    "),\n"
-)
+#: What a postings row adds to its lexeme's df: its length less its gone list's (the
+#: removed documents holding the lexeme that its segment's snapshot dropped,
+#: ``sql/segment_postings.sql``).
+_KEPT_SOME = sql.SQL("cardinality(p.doc_ords) - coalesce(cardinality(p.gone), 0)")
+#: The removed documents holding one of the query's lexemes: the rows' gone lists.
+_GONE = sql.SQL("{gone} AS MATERIALIZED (SELECT unnest(t.gone) AS doc_ord FROM {terms} AS t),\n")
 
 
 def score(units: int) -> float:
@@ -112,10 +107,7 @@ def _column(target: Target, col: str, count: int) -> dict[str, sql.Composable]:
         "length": sql.Placeholder("n" if col == NAME else f"len_{col}"),
         "b": b,
         "col": sql.Literal(col),
-        "cols": sql.SQL(", ").join(
-            [sql.Literal(col), *([sql.Literal(f"gone_{col}")] if removed else [])]
-        ),
-        "kept": _KEPT_SOME.format(col=sql.Literal(col)) if removed else _KEPT_ALL,
+        "kept": _KEPT_SOME if removed else _KEPT_ALL,
         "weight": WEIGHT.format(b=b, scale=SCALE_SQL),
         "sum": _sum(target, count),
     }
@@ -133,11 +125,7 @@ def _scored(target: Target, col: str, count: int, *, entries: bool = False) -> s
         terms=terms,
         entries=sql.Identifier(f"entries_{col}"),
         scored=sql.Identifier(f"scored_{col}"),
-        gone=(
-            _GONE.format(gone=gone, terms=terms, gone_col=sql.Literal(f"gone_{col}"))
-            if removed
-            else sql.SQL("")
-        ),
+        gone=(_GONE.format(gone=gone, terms=terms) if removed else sql.SQL("")),
         keep=(
             sql.SQL("WHERE ") + _NOT_GONE.format(doc=sql.Identifier("u", "doc_ord"), gone=gone)
             if removed and entries

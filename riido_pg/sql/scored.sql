@@ -6,11 +6,10 @@
 -- lexemes, the snapshot's summed document length), {col} ('raw' | 'ident' | 'name'),
 -- {b} (the length normalisation: %(b)s for the body's columns, 0 for the name
 -- field, whose length is then never read), {weight} (the weight below, in units,
--- of the row u: riido_pg.ranking.bm25.WEIGHT), {cols} (the postings rows read:
--- {col}, and its gone rows 'gone_<col>' when the snapshot removed documents from its
--- path), {kept} (what a postings row adds to its lexeme's df: its length, negated
--- for a gone row), {gone} (when the snapshot removed documents: the CTE of the
--- removed documents holding one of the query's lexemes, the gone rows' doc_ords),
+-- of the row u: riido_pg.ranking.bm25.WEIGHT), {kept} (what a postings row adds to
+-- its lexeme's df: its length, less its gone length when the snapshot removed
+-- documents from its path), {gone} (when it removed any: the CTE of the removed
+-- documents holding one of the query's lexemes, the rows' gone doc_ords),
 -- {keep} (a WHERE clause on u.doc_ord: those documents left out; empty when it
 -- removed none, and when {keep_scored}, a HAVING clause, leaves them out of {scored}
 -- instead: once per document, not once per entry, which the rankings take and
@@ -25,11 +24,11 @@
 --   score(d) = sum over the distinct query lexemes t in d of w(t, d)
 -- tf and dl are stored in the postings (the positions PostgreSQL keeps); N, len and
 -- df are the snapshot's, so a segment's postings serve every snapshot holding it.
--- A snapshot on a base holds its path's documents less those it removed; the
--- segments of its path list each removed document under each of its lexemes once,
--- in their gone rows (sql/segment_gone.sql), so df is the lexeme's rows' lengths less
--- its gone rows' lengths, and only the removed documents holding a query lexeme are
--- left out of the scores, whatever the size of the removed set.
+-- A snapshot on a base holds its path's documents less those it removed; the rows
+-- of its path list each removed document under each of its lexemes once, in their
+-- gone arrays (sql/segment_postings.sql), so df is the lexeme's rows' lengths less
+-- their gone lengths, and only the removed documents holding a query lexeme are left
+-- out of the scores, whatever the size of the removed set.
 -- Each w is counted in units of 2^-40 (rounded to the nearest) and the units are
 -- summed as integers: a document's score is the same exact number whatever order a
 -- plan adds its terms in, on every path (rank, fused, scores, the evaluation).
@@ -42,16 +41,16 @@
 -- in any order, and float8's sum keeps its state by value where int8's allocates a
 -- numeric state per document), as int8 otherwise (riido_pg.ranking.bm25._sum).
 {terms} AS MATERIALIZED (
-    SELECT y.lexeme, y.col, y.doc_ords, y.tfs, y.dls,
+    SELECT y.lexeme, y.doc_ords, y.tfs, y.dls, y.gone,
            ln(1 + (%(n)s::float8 - y.df + 0.5) / (y.df + 0.5)) AS idf,
            {length}::float8 / %(n)s::float8 AS avgdl
     FROM (
-        SELECT p.lexeme, p.col, p.doc_ords, p.tfs, p.dls,
+        SELECT p.lexeme, p.doc_ords, p.tfs, p.dls, p.gone,
                (sum({kept}) OVER (PARTITION BY p.lexeme))::float8 AS df
         FROM unnest({lexemes}::text[]) AS q(lexeme)
         JOIN riido.postings AS p
           ON p.segment_id = ANY(%(segments)s::uuid[])
-         AND p.col IN ({cols})
+         AND p.col = {col}
          AND p.lexeme = q.lexeme
     ) AS y
 ),
@@ -61,7 +60,6 @@
         SELECT t.lexeme, t.idf, t.avgdl,
                unnest(t.doc_ords) AS doc_ord, unnest(t.tfs) AS tf, unnest(t.dls) AS dl
         FROM {terms} AS t
-        WHERE t.col = {col}
     ) AS u
     {keep}
 ),

@@ -2,10 +2,10 @@
 -- unmatched), exactly as rank.sql scores them, without a pass over the postings'
 -- entries: each asked document's tf and dl are read from its own text's tsvector and
 -- length (riido.texts, the values segment_postings.sql copied into the postings), and
--- each query lexeme's df from its postings rows' lengths (less its gone rows' lengths,
+-- each query lexeme's df from its postings rows' lengths (less their gone lengths,
 -- when the snapshot removed documents). An interleaved ranking asks this for the few
 -- candidates one list found and the other did not score.
--- Placeholders: those of scored.sql ({lexemes}, {length}, {cols}, {kept}, {b}, {sum},
+-- Placeholders: those of scored.sql ({lexemes}, {length}, {col}, {kept}, {b}, {sum},
 -- {weight}: the one weight expression), {tsv} and {len} (the column's tsvector and
 -- length in riido.texts).
 -- Parameters: those of scored.sql, %(doc_ords)s (int[]).
@@ -19,7 +19,7 @@ WITH terms AS MATERIALIZED (
         FROM unnest({lexemes}::text[]) AS q(lexeme)
         JOIN riido.postings AS p
           ON p.segment_id = ANY(%(segments)s::uuid[])
-         AND p.col IN ({cols})
+         AND p.col = {col}
          AND p.lexeme = q.lexeme
         GROUP BY p.lexeme
     ) AS y

@@ -240,32 +240,19 @@ SELECT a_k1 >= 0 AND a_b BETWEEN 0 AND 1
 $$;
 
 -- The pieces of riido.search's statements for a snapshot that removed documents from
--- its path (a_removed): the postings rows one column reads (a_col, and its gone rows
--- 'gone_<a_col>' of sql/segment_gone.sql); what a postings row "p" adds to its
--- lexeme's df (its length, negated for a gone row: the df of sql/scored.sql); and the
--- CTE a_name of the removed documents holding one of the query's lexemes (the gone
--- rows' doc_ords, read from the CTE a_terms).
-CREATE OR REPLACE FUNCTION riido.search_cols_sql(a_col text, a_removed boolean) RETURNS text
+-- its path (a_removed): what a postings row "p" adds to its lexeme's df (its length,
+-- less its gone list's: the df of sql/scored.sql), and the CTE a_name of the removed
+-- documents holding one of the query's lexemes (the gone lists of the CTE a_terms).
+CREATE OR REPLACE FUNCTION riido.search_kept_sql(a_removed boolean) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-SELECT CASE WHEN a_removed THEN format('%L, %L', a_col, 'gone_' || a_col)
-            ELSE format('%L', a_col) END
-$$;
-
-CREATE OR REPLACE FUNCTION riido.search_kept_sql(a_col text, a_removed boolean) RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-SELECT CASE WHEN a_removed
-            THEN format('CASE WHEN p.col = %L THEN cardinality(p.doc_ords) '
-                        'ELSE -cardinality(p.doc_ords) END', a_col)
+SELECT CASE WHEN a_removed THEN 'cardinality(p.doc_ords) - coalesce(cardinality(p.gone), 0)'
             ELSE 'cardinality(p.doc_ords)' END
 $$;
 
-CREATE OR REPLACE FUNCTION riido.search_gone_sql(a_name text, a_terms text, a_col text)
-RETURNS text
+CREATE OR REPLACE FUNCTION riido.search_gone_sql(a_name text, a_terms text) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-SELECT format($f$
-%1$I AS MATERIALIZED (
-    SELECT unnest(t.doc_ords) AS doc_ord FROM %2$I AS t WHERE t.col = %3$L
-),$f$, a_name, a_terms, 'gone_' || a_col)
+SELECT format('
+%1$I AS MATERIALIZED (SELECT unnest(t.gone) AS doc_ord FROM %2$I AS t),', a_name, a_terms)
 $$;
 
 -- The CTEs of one column's BM25 scores of the documents matching the query, as
@@ -282,17 +269,17 @@ CREATE OR REPLACE FUNCTION riido.search_column_sql(
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
 SELECT format($f$
 %1$I AS MATERIALIZED (
-    SELECT y.lexeme, y.col, y.doc_ords, y.tfs, y.dls,
+    SELECT y.lexeme, y.doc_ords, y.tfs, y.dls, y.gone,
            ln(1 + ($3::float8 - y.df + 0.5) / (y.df + 0.5)) AS idf,
            %5$s::float8 / $3::float8 AS avgdl
     FROM (
-        SELECT p.lexeme, p.col, p.doc_ords, p.tfs, p.dls,
+        SELECT p.lexeme, p.doc_ords, p.tfs, p.dls, p.gone,
                (sum(%6$s) OVER (PARTITION BY p.lexeme))::float8 AS df
         FROM unnest(%3$s) AS q(lexeme)
         JOIN riido.postings AS p
-          ON p.segment_id = ANY($1) AND p.col IN (%12$s) AND p.lexeme = q.lexeme
+          ON p.segment_id = ANY($1) AND p.col = %4$L AND p.lexeme = q.lexeme
     ) AS y
-),%13$s
+),%12$s
 %2$I AS (
     SELECT u.doc_ord,
            (u.idf * u.tf / (u.tf + $5 * (1 - %7$s + %7$s * u.dl / u.avgdl)) * $10)::int8
@@ -301,7 +288,6 @@ SELECT format($f$
         SELECT t.idf, t.avgdl,
                unnest(t.doc_ords) AS doc_ord, unnest(t.tfs) AS tf, unnest(t.dls) AS dl
         FROM %1$I AS t
-        WHERE t.col = %4$L
     ) AS u
     %8$s
 ),
@@ -309,7 +295,7 @@ SELECT format($f$
     SELECT e.doc_ord, %10$s AS units FROM %2$I AS e GROUP BY e.doc_ord %11$s
 )$f$,
     a_name || '_terms', a_name || '_entries', a_lex, a_col, a_len,
-    riido.search_kept_sql(a_col, a_removed),
+    riido.search_kept_sql(a_removed),
     a_b,
     CASE WHEN a_only IS NULL THEN '' ELSE format('WHERE u.doc_ord = ANY (%s)', a_only) END,
     a_name,
@@ -317,8 +303,7 @@ SELECT format($f$
     CASE WHEN a_removed
          THEN format('HAVING e.doc_ord NOT IN (SELECT g.doc_ord FROM %I AS g)', a_name || '_gone')
          ELSE '' END,
-    riido.search_cols_sql(a_col, a_removed),
-    CASE WHEN a_removed THEN riido.search_gone_sql(a_name || '_gone', a_name || '_terms', a_col)
+    CASE WHEN a_removed THEN riido.search_gone_sql(a_name || '_gone', a_name || '_terms')
          ELSE '' END)
 $$;
 
@@ -477,9 +462,8 @@ DECLARE
     scale constant float8 := (SELECT c.scale FROM riido.search_settings() AS c);
     exact constant boolean := riido.search_exact(a_n, a_k1, a_b, cardinality(a_lexemes));
     removed constant boolean := cardinality(a_removed) > 0;
-    -- the postings rows read, and what each adds to its lexeme's df
-    cols constant text := riido.search_cols_sql(a_col, removed);
-    kept constant text := riido.search_kept_sql(a_col, removed);
+    -- what each postings row adds to its lexeme's df
+    kept constant text := riido.search_kept_sql(removed);
     total constant text :=
         CASE WHEN exact THEN 'sum(e.units::float8)::int8' ELSE 'sum(e.units)::int8' END;
 BEGIN
@@ -492,10 +476,10 @@ WITH terms AS MATERIALIZED (
            ln(1 + ($3::float8 - y.df + 0.5) / (y.df + 0.5)) AS idf,
            $4::float8 / $3::float8 AS avgdl
     FROM (
-        SELECT p.lexeme, (sum(%2$s))::float8 AS df
+        SELECT p.lexeme, (sum(%1$s))::float8 AS df
         FROM unnest($8) AS q(lexeme)
         JOIN riido.postings AS p
-          ON p.segment_id = ANY($1) AND p.col IN (%1$s) AND p.lexeme = q.lexeme
+          ON p.segment_id = ANY($1) AND p.col = $7 AND p.lexeme = q.lexeme
         GROUP BY p.lexeme
     ) AS y
 ),
@@ -504,16 +488,16 @@ entries AS (
            (u.idf * u.tf / (u.tf + $5 * (1 - $6 + $6 * u.dl / u.avgdl)) * $10)::int8
              AS units
     FROM (
-        SELECT o.doc_ord, w.idf, w.avgdl, cardinality(x.positions) AS tf, t.%4$I AS dl
+        SELECT o.doc_ord, w.idf, w.avgdl, cardinality(x.positions) AS tf, t.%3$I AS dl
         FROM unnest($9) AS o(doc_ord)
         JOIN riido.documents AS d ON d.segment_id = ANY($1) AND d.doc_ord = o.doc_ord
         JOIN riido.texts AS t ON t.key = d.text_key
-        CROSS JOIN LATERAL unnest(t.%5$I) AS x
+        CROSS JOIN LATERAL unnest(t.%4$I) AS x
         JOIN terms AS w ON w.lexeme = x.lexeme
     ) AS u
 )
-SELECT e.doc_ord, %3$s FROM entries AS e GROUP BY e.doc_ord
-$q$, cols, kept, total, 'len_' || a_col, 'tsv_' || a_col)
+SELECT e.doc_ord, %2$s FROM entries AS e GROUP BY e.doc_ord
+$q$, kept, total, 'len_' || a_col, 'tsv_' || a_col)
 USING a_segments, a_removed, a_n, a_len, a_k1, a_b, a_col, a_lexemes, a_only, scale;
 RETURN;
 END IF;

@@ -64,14 +64,12 @@ def write_segment(
         return None
     load, segment = uuid.uuid4(), uuid.uuid4()
     _number(conn, layout, load, _LOCAL_STAGE)
-    row, documents, raw, ident, fields, *gone = _segment_statements(
+    row, documents, *postings, fields = _segment_statements(
         segment, load, layout, _LOCAL_STAGE, cfg
     )
-    postings = [raw, ident]
     conn.execute(*row)
     conn.execute(*documents)
-    for stmt in [fields, *gone]:
-        conn.execute(*stmt)
+    conn.execute(*fields)
     if progress:
         progress("index", 0, 2)
     _postings_work_mem(conn)
@@ -101,10 +99,7 @@ def write_segment_parallel(
         raise ValueError("a parallel load writes its content on three connections")
     segment = uuid.uuid4()
     _number(conn, layout, load, _SHARED_STAGE)
-    row, documents, raw, ident, fields, *gone = _segment_statements(
-        segment, load, layout, _SHARED_STAGE, cfg
-    )
-    statements = [documents, raw, ident]
+    row, *statements, fields = _segment_statements(segment, load, layout, _SHARED_STAGE, cfg)
     with conn.transaction(), load_timeout(conn):
         conn.execute(*row)
     if progress:
@@ -146,6 +141,5 @@ def write_segment_parallel(
     if errors:
         raise errors[0]
     with conn.transaction(), load_timeout(conn):
-        for stmt in [fields, *gone]:  # the fields' and gone postings: small
-            conn.execute(*stmt)
+        conn.execute(*fields)  # the fields' postings: small, from the ids alone
     return segment
