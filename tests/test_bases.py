@@ -89,6 +89,28 @@ def _held(conn: Any, snapshot: str) -> list[_Held]:
     return [_Held(str(r[0])) for r in rows]
 
 
+def _gone_rows_list_the_removed(conn: Any, snapshot: str) -> None:
+    """The gone lists of a snapshot's path (sql/segment_postings.sql) hold each document
+    it removed under each lexeme of each ranked column once, and nothing else: what the
+    path's own postings hold of the removed documents."""
+    listed = conn.execute(
+        "SELECT p.col, p.lexeme, u.doc_ord FROM riido.snapshot_segments AS s "
+        "JOIN riido.postings AS p ON p.segment_id = s.segment_id "
+        "CROSS JOIN LATERAL unnest(p.gone) AS u(doc_ord) WHERE s.snapshot_id = %s",
+        (snapshot,),
+    ).fetchall()
+    held = conn.execute(
+        "SELECT p.col, p.lexeme, u.doc_ord FROM riido.snapshot_segments AS s "
+        "JOIN riido.snapshots AS n ON n.snapshot_id = s.snapshot_id "
+        "JOIN riido.postings AS p ON p.segment_id = s.segment_id "
+        " AND p.col IN ('raw', 'ident', 'name') "
+        "CROSS JOIN LATERAL unnest(p.doc_ords) AS u(doc_ord) "
+        "WHERE s.snapshot_id = %s AND u.doc_ord = ANY(n.removed)",
+        (snapshot,),
+    ).fetchall()
+    assert sorted(listed) == sorted(held), snapshot
+
+
 def _unreferenced(conn: Any) -> dict[str, int]:
     """Rows nothing needs: segments no path holds, texts no document references,
     documents and postings of segments that are gone, pending rows."""
@@ -136,6 +158,7 @@ def test_a_snapshot_on_a_base_ranks_as_a_fresh_load(
             names += [on_base, fresh]
             stored = get_snapshot(conn, on_base)
             assert stored.base == prev and len(stored.segments) >= 1
+            _gone_rows_list_the_removed(conn, on_base)
             assert stored.documents == get_snapshot(conn, fresh).documents
             assert (stored.len_raw, stored.len_ident) == (
                 get_snapshot(conn, fresh).len_raw,
@@ -273,3 +296,60 @@ def test_migration_0009_down_and_up_with_data(db: Database) -> None:
         }
         assert after == before
         assert get_snapshot(conn, "mig-b").base is None  # each snapshot its own segment again
+
+
+def test_migration_0015_down_and_up_with_data(db: Database) -> None:
+    """Downgrading 0015 deletes the gone lists and the segments of no documents;
+    upgrading gives each snapshot that removed documents one listing them all, and
+    every snapshot ranks as before, as does the next load on one."""
+    from riido_pg.server import migrate
+
+    base = {f"g{i:02d}": f"read config {i} parseJson" for i in range(30)}
+    chain = [
+        ("g15-a", base),
+        ("g15-b", {**{k: v for k, v in base.items() if k != "g03"}, "g-new": "write config"}),
+        ("g15-c", {k: v for k, v in base.items() if k not in ("g03", "g07")}),  # removes only
+    ]
+    with db.connect() as conn:
+        prev = None
+        for name, docs in chain:
+            load_snapshot(conn, name, [Document(k, v) for k, v in docs.items()], base=prev)
+            prev = name
+        assert get_snapshot(conn, "g15-c").added == 0  # its segment holds no documents
+        assert len(get_snapshot(conn, "g15-c").segments) == 3
+
+        def rankings() -> dict[tuple[str, str], Any]:
+            return {
+                (name, p.name): _ranking(conn, name, "read config 3", p, None)
+                for name, _ in chain
+                for p in POLICIES
+            }
+
+        before = rankings()
+    migrate.downgrade(db.dsn, "0014")
+    with psycopg.connect(db.dsn) as conn:
+        empty = conn.execute(
+            "SELECT (SELECT count(*) FROM riido.segments WHERE documents = 0), "
+            "(SELECT count(*) FROM riido.postings WHERE cardinality(doc_ords) = 0)"
+        )
+        assert empty.fetchone() == (0, 0)
+        paths = conn.execute(
+            "SELECT snapshot_id, array_agg(position ORDER BY position) "
+            "FROM riido.snapshot_segments WHERE snapshot_id LIKE 'g15-%%' GROUP BY 1 ORDER BY 1"
+        ).fetchall()
+        assert paths == [("g15-a", [0]), ("g15-b", [0, 1]), ("g15-c", [0, 1])]
+    migrate.upgrade(db.dsn)
+    with db.connect() as conn:
+        assert rankings() == before
+        for name in ("g15-b", "g15-c"):
+            _gone_rows_list_the_removed(conn, name)
+        docs = {k: v for k, v in chain[-1][1].items() if k != "g11"}
+        given = [Document(k, v) for k, v in docs.items()]
+        load_snapshot(conn, "g15-d", given, base="g15-c")
+        load_snapshot(conn, "g15-d-fresh", given, fresh=True)
+        _gone_rows_list_the_removed(conn, "g15-d")
+        for p in POLICIES:
+            for query in QUERIES:
+                assert _ranking(conn, "g15-d", query, p, None) == _ranking(
+                    conn, "g15-d-fresh", query, p, None
+                )

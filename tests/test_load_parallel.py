@@ -549,3 +549,25 @@ def test_an_interrupt_after_publishing_reports_the_load(
         "(interrupted); the next load or drop finishes them\n"
     )
     assert _documents(db, snapshot) == N
+
+
+def test_a_parallel_load_leaves_no_dead_space_in_the_staging_tables(db: Database) -> None:
+    """The numbered documents and pending keys a parallel load deleted do not stay as
+    dead space (riido_pg.storage.loading._reclaim): the staging tables are back to the
+    size they had before it."""
+    tables = ("load_stage", "text_pending")
+    sizes = sql.SQL(", ").join(
+        sql.SQL("pg_relation_size({})").format(sql.Literal(f"riido.{t}")) for t in tables
+    )
+    with db.connect() as conn:
+        conn.execute(
+            sql.SQL("VACUUM {}").format(
+                sql.SQL(", ").join(sql.Identifier("riido", t) for t in tables)
+            )
+        )
+        before = conn.execute(sql.SQL("SELECT {}").format(sizes)).fetchone()
+        docs = [Document(f"st{i:05d}", f"def stage_{i}(x): return x + {i}") for i in range(N)]
+        load_snapshot(conn, "stage-space", docs, jobs=2)
+        after = conn.execute(sql.SQL("SELECT {}").format(sizes)).fetchone()
+        drop_snapshot(conn, "stage-space")
+    assert after == before

@@ -5,10 +5,10 @@ module composes it with :mod:`psycopg.sql` into ``sql/rank.sql`` (one column),
 ``sql/rank_score.sql`` (a policy's own score over its columns:
 :func:`score_ranking`), ``sql/scores.sql``
 (given documents) and ``sql/eval_postings.sql`` (every weight, for the evaluation).
-A snapshot that removed documents from its path gets the fragment's removed-document
-filter, and its df is each postings row's length less the removed documents counted in
-one pass over the query's postings (``gone_<col>``); one that removed none gets none
-(and its df is the postings' length).
+A snapshot that removed documents from its path reads the gone lists of its postings
+rows (``sql/segment_postings.sql``): a lexeme's df is its rows' lengths less their gone
+lists' lengths, and the removed documents those list (``gone_<col>``) are left out of
+the scores; one that removed none reads its rows' lengths alone.
 
 Scores travel as integer *units* of 2^-40 (see ``sql/scored.sql``): :func:`score`
 turns them into the float a result shows.
@@ -60,29 +60,19 @@ WEIGHT = sql.SQL(
 )
 
 _REMOVED = sql.SQL("removed AS MATERIALIZED ({}),\n").format(REMOVED_ORDS)
-#: A document of the path the snapshot holds: ``{}`` (a doc_ord) not among ``removed``.
+#: A document of the path the snapshot holds: ``{}`` (a doc_ord) not among ``removed``
+#: (every document it removed: the zero-score tail's filter).
 _NOT_REMOVED = sql.SQL("{} NOT IN (SELECT r.doc_ord FROM removed AS r)")
+#: A scored document the snapshot holds: ``{doc}`` not among ``{gone}`` (the removed
+#: documents holding one of the query's lexemes, from the rows' gone lists).
+_NOT_GONE = sql.SQL("{doc} NOT IN (SELECT g.doc_ord FROM {gone} AS g)")
 _KEPT_ALL = sql.SQL("cardinality(p.doc_ords)")
-#: A postings row's documents the snapshot holds: its length less the removed ones
-#: counted for it in ``gone_<col>`` (one pass over the query's postings, below).
-_KEPT_SOME = sql.SQL(
-    "cardinality(p.doc_ords) - coalesce((SELECT g.n FROM {gone} AS g "
-    "WHERE g.segment_id = p.segment_id AND g.lexeme = p.lexeme), 0)"
-)
-#: How many documents of each postings row of the query's lexemes the snapshot
-#: removed: the postings' documents streamed once and matched against ``removed``
-#: (a hashed set), instead of a subquery per postings row.
-_GONE = sql.SQL(
-    "{gone} AS MATERIALIZED (\n"
-    "    SELECT x.segment_id, x.lexeme, count(*) AS n\n"
-    "    FROM (SELECT p.segment_id, p.lexeme, unnest(p.doc_ords) AS doc_ord\n"
-    "          FROM unnest({lexemes}::text[]) AS q(lexeme)\n"
-    "          JOIN riido.postings AS p ON p.segment_id = ANY(%(segments)s::uuid[])\n"
-    "           AND p.col = {col} AND p.lexeme = q.lexeme) AS x\n"
-    "    WHERE x.doc_ord IN (SELECT r.doc_ord FROM removed AS r)\n"
-    "    GROUP BY x.segment_id, x.lexeme\n"
-    "),\n"
-)
+#: What a postings row adds to its lexeme's df: its length less its gone list's (the
+#: removed documents holding the lexeme that its segment's snapshot dropped,
+#: ``sql/segment_postings.sql``).
+_KEPT_SOME = sql.SQL("cardinality(p.doc_ords) - coalesce(cardinality(p.gone), 0)")
+#: The removed documents holding one of the query's lexemes: the rows' gone lists.
+_GONE = sql.SQL("{gone} AS MATERIALIZED (SELECT unnest(t.gone) AS doc_ord FROM {terms} AS t),\n")
 
 
 def score(units: int) -> float:
@@ -110,20 +100,15 @@ def _sum(target: Target, lexemes: int) -> sql.Composable:
 def _column(target: Target, col: str, count: int) -> dict[str, sql.Composable]:
     """What ``sql/scored.sql`` and ``sql/scores.sql`` need of one column of a query of
     ``count`` distinct lexemes."""
-    gone = sql.Identifier(f"gone_{col}")
     # the name field is not length-normalised (b = 0): its length is never read
     b = sql.SQL("0::float8" if col == NAME else "%(b)s::float8")
+    removed = target.removed > 0
     return {
         "lexemes": sql.Placeholder(f"lexemes_{col}"),
         "length": sql.Placeholder("n" if col == NAME else f"len_{col}"),
         "b": b,
         "col": sql.Literal(col),
-        "kept": _KEPT_SOME.format(gone=gone) if target.removed > 0 else _KEPT_ALL,
-        "gone": (
-            _GONE.format(gone=gone, lexemes=sql.Placeholder(f"lexemes_{col}"), col=sql.Literal(col))
-            if target.removed > 0
-            else sql.SQL("")
-        ),
+        "kept": _KEPT_SOME if removed else _KEPT_ALL,
         "weight": WEIGHT.format(b=b, scale=SCALE_SQL),
         "sum": _sum(target, count),
     }
@@ -131,29 +116,29 @@ def _column(target: Target, col: str, count: int) -> dict[str, sql.Composable]:
 
 def _scored(target: Target, col: str, count: int, *, entries: bool = False) -> sql.Composed:
     """``sql/scored.sql`` for one column of a query of ``count`` distinct lexemes,
-    its CTEs named ``terms_<col>``, ``entries_<col>``, ``scored_<col>`` (preceded by
+    its CTEs named ``terms_<col>``, ``entries_<col>``, ``scored_<col>`` (and
     ``gone_<col>`` when the snapshot removed documents). The removed documents are
     left out of the scores, per document (less work than per entry: a document has an
     entry per query lexeme it holds), or of the ``entries`` when those are read."""
-    parts = _column(target, col, count)
     removed = target.removed > 0
-    fragment = sql.SQL(sql_template("scored")).format(
-        terms=sql.Identifier(f"terms_{col}"),
+    terms, gone = sql.Identifier(f"terms_{col}"), sql.Identifier(f"gone_{col}")
+    return sql.SQL(sql_template("scored")).format(
+        terms=terms,
         entries=sql.Identifier(f"entries_{col}"),
         scored=sql.Identifier(f"scored_{col}"),
+        gone=(_GONE.format(gone=gone, terms=terms) if removed else sql.SQL("")),
         keep=(
-            sql.SQL("WHERE ") + _NOT_REMOVED.format(sql.Identifier("u", "doc_ord"))
+            sql.SQL("WHERE ") + _NOT_GONE.format(doc=sql.Identifier("u", "doc_ord"), gone=gone)
             if removed and entries
             else sql.SQL("")
         ),
         keep_scored=(
-            sql.SQL("HAVING ") + _NOT_REMOVED.format(sql.Identifier("e", "doc_ord"))
+            sql.SQL("HAVING ") + _NOT_GONE.format(doc=sql.Identifier("e", "doc_ord"), gone=gone)
             if removed and not entries
             else sql.SQL("")
         ),
-        **{k: v for k, v in parts.items() if k != "gone"},
+        **_column(target, col, count),
     )
-    return sql.Composed([parts["gone"], fragment])
 
 
 def _removed(target: Target) -> sql.Composable:
@@ -358,7 +343,6 @@ def scores(target: Target, col: str, lexemes: Sequence[str], ords: Sequence[int]
     if col not in ("raw", "ident"):
         raise ValueError(f"scores are read from the texts of a body column, not {col!r}")
     statement = sql.SQL(sql_template("scores")).format(
-        removed=_removed(target),
         tsv=sql.Identifier(f"tsv_{col}"),
         len=sql.Identifier(f"len_{col}"),
         **_column(target, col, len(lexemes)),
@@ -372,7 +356,6 @@ def eval_postings(target: Target, col: str, lexemes: Sequence[str]) -> Query:
     """Every weight of one column for ``lexemes`` (``sql/eval_postings.sql``): rows
     (lexeme, doc_ords, units) in lexeme byte order."""
     statement = sql.SQL(sql_template("eval_postings")).format(
-        removed=_removed(target),
         scored=_scored(target, col, len(lexemes), entries=True),
         entries_name=sql.Identifier(f"entries_{col}"),
     )

@@ -64,12 +64,13 @@ def connect(dsn: str | None = None, *, migrate: bool = True) -> Conn:
         application_name="riido-pg",
         options=f"-c statement_timeout={statement_ms} -c lock_timeout={lock_ms}",
     )
-    if migrate:
+    if not migrate:
+        return conn
+    try:
         try:
             check_schema(conn)
         except SchemaMissing as exc:
             if not embedded:
-                conn.close()
                 if exc.hint is None:  # newer than this riido-pg: no upgrade helps
                     raise
                 named = dsn if dsn and dsn != config.DSN.raw() else None  # else the variable
@@ -78,6 +79,9 @@ def connect(dsn: str | None = None, *, migrate: bool = True) -> Conn:
 
             migrations.upgrade(url)
             check_schema(conn)
+    except BaseException:  # the check itself may fail (a statement timeout of 1 ms)
+        conn.close()
+        raise
     return conn
 
 

@@ -200,7 +200,11 @@ class Posting(Base):
     """The inverted list of one lexeme in one column of one segment: for each
     document holding it (``doc_ords``), its term frequency (``tfs``: positions
     PostgreSQL keeps) and its length (``dls``). BM25's idf, and the saturation that
-    depends on avgdl, are computed per snapshot when it is ranked."""
+    depends on avgdl, are computed per snapshot when it is ranked. ``gone`` (NULL:
+    none) lists the documents of earlier segments of the path holding the lexeme that
+    the snapshot which wrote the segment dropped from its base: subtracted from df,
+    left out of the scores (migration 0015); a row may then list no document of its
+    own."""
 
     __tablename__ = "postings"
     __table_args__ = (
@@ -219,6 +223,7 @@ class Posting(Base):
     doc_ords: Mapped[list[int]] = mapped_column(ARRAY(Integer), nullable=False)
     tfs: Mapped[list[int]] = mapped_column(ARRAY(SmallInteger), nullable=False)
     dls: Mapped[list[int]] = mapped_column(ARRAY(Integer), nullable=False)
+    gone: Mapped[list[int] | None] = mapped_column(ARRAY(Integer), nullable=True)
 
 
 class EvalCorpus(Base):

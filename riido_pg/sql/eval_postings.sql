@@ -8,7 +8,7 @@
 -- the same exact score in any order, so both paths rank alike.
 -- Parameters: those of scored.sql (the lexemes are every question's).
 -- Returns: (lexeme, doc_ords int[], units int8[]) in lexeme byte order.
-WITH {removed}{scored}
+WITH {scored}
 SELECT e.lexeme, array_agg(e.doc_ord), array_agg(e.units)
 FROM {entries_name} AS e
 GROUP BY e.lexeme

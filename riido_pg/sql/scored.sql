@@ -6,13 +6,15 @@
 -- lexemes, the snapshot's summed document length), {col} ('raw' | 'ident' | 'name'),
 -- {b} (the length normalisation: %(b)s for the body's columns, 0 for the name
 -- field, whose length is then never read), {weight} (the weight below, in units,
--- of the row u: riido_pg.ranking.bm25.WEIGHT), {kept} (how
--- many documents of a postings row the snapshot holds), {keep} (a WHERE clause on
--- u.doc_ord: the documents the snapshot removed from its path left out; empty when
--- it removed none, and when {keep_scored}, a HAVING clause, leaves them out of
--- {scored} instead: once per document, not once per entry, which the rankings take
--- and eval_postings.sql, reading the entries, cannot) and {sum} (the sum of a
--- document's units: see below).
+-- of the row u: riido_pg.ranking.bm25.WEIGHT), {kept} (what a postings row adds to
+-- its lexeme's df: its length, less its gone length when the snapshot removed
+-- documents from its path), {gone} (when it removed any: the CTE of the removed
+-- documents holding one of the query's lexemes, the rows' gone doc_ords),
+-- {keep} (a WHERE clause on u.doc_ord: those documents left out; empty when it
+-- removed none, and when {keep_scored}, a HAVING clause, leaves them out of {scored}
+-- instead: once per document, not once per entry, which the rankings take and
+-- eval_postings.sql, reading the entries, cannot) and {sum} (the sum of a document's
+-- units: see below).
 -- Parameters: %(segments)s (the snapshot's path, uuid[]), %(n)s (its documents),
 -- %(k1)s, %(b)s.
 --
@@ -22,6 +24,11 @@
 --   score(d) = sum over the distinct query lexemes t in d of w(t, d)
 -- tf and dl are stored in the postings (the positions PostgreSQL keeps); N, len and
 -- df are the snapshot's, so a segment's postings serve every snapshot holding it.
+-- A snapshot on a base holds its path's documents less those it removed; the rows
+-- of its path list each removed document under each of its lexemes once, in their
+-- gone arrays (sql/segment_postings.sql), so df is the lexeme's rows' lengths less
+-- their gone lengths, and only the removed documents holding a query lexeme are left
+-- out of the scores, whatever the size of the removed set.
 -- Each w is counted in units of 2^-40 (rounded to the nearest) and the units are
 -- summed as integers: a document's score is the same exact number whatever order a
 -- plan adds its terms in, on every path (rank, fused, scores, the evaluation).
@@ -34,11 +41,11 @@
 -- in any order, and float8's sum keeps its state by value where int8's allocates a
 -- numeric state per document), as int8 otherwise (riido_pg.ranking.bm25._sum).
 {terms} AS MATERIALIZED (
-    SELECT y.lexeme, y.doc_ords, y.tfs, y.dls,
+    SELECT y.lexeme, y.doc_ords, y.tfs, y.dls, y.gone,
            ln(1 + (%(n)s::float8 - y.df + 0.5) / (y.df + 0.5)) AS idf,
            {length}::float8 / %(n)s::float8 AS avgdl
     FROM (
-        SELECT p.lexeme, p.doc_ords, p.tfs, p.dls,
+        SELECT p.lexeme, p.doc_ords, p.tfs, p.dls, p.gone,
                (sum({kept}) OVER (PARTITION BY p.lexeme))::float8 AS df
         FROM unnest({lexemes}::text[]) AS q(lexeme)
         JOIN riido.postings AS p
@@ -47,7 +54,7 @@
          AND p.lexeme = q.lexeme
     ) AS y
 ),
-{entries} AS (
+{gone}{entries} AS (
     SELECT u.lexeme, u.doc_ord, {weight} AS units
     FROM (
         SELECT t.lexeme, t.idf, t.avgdl,

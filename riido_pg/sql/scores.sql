@@ -2,15 +2,15 @@
 -- unmatched), exactly as rank.sql scores them, without a pass over the postings'
 -- entries: each asked document's tf and dl are read from its own text's tsvector and
 -- length (riido.texts, the values segment_postings.sql copied into the postings), and
--- each query lexeme's df from its postings rows' lengths (less the removed documents
--- counted in {gone}, when the snapshot removed any). An interleaved ranking asks this
--- for the few candidates one list found and the other did not score.
--- Placeholders: those of scored.sql ({lexemes}, {length}, {col}, {b}, {kept}, {sum},
+-- each query lexeme's df from its postings rows' lengths (less their gone lengths,
+-- when the snapshot removed documents). An interleaved ranking asks this for the few
+-- candidates one list found and the other did not score.
+-- Placeholders: those of scored.sql ({lexemes}, {length}, {col}, {kept}, {b}, {sum},
 -- {weight}: the one weight expression), {tsv} and {len} (the column's tsvector and
 -- length in riido.texts).
 -- Parameters: those of scored.sql, %(doc_ords)s (int[]).
 -- Returns: (doc_ord, units).
-WITH {removed}{gone}terms AS MATERIALIZED (
+WITH terms AS MATERIALIZED (
     SELECT y.lexeme,
            ln(1 + (%(n)s::float8 - y.df + 0.5) / (y.df + 0.5)) AS idf,
            {length}::float8 / %(n)s::float8 AS avgdl

@@ -239,66 +239,47 @@ SELECT a_k1 >= 0 AND a_b BETWEEN 0 AND 1
                     * (SELECT c.scale FROM riido.search_settings() AS c) + 1) < 2::float8 ^ 53
 $$;
 
--- The pieces of riido.search's statements that say which documents a snapshot
--- removed from its path: the CTE "removed" of their doc_ords ($2), when it removed
--- any; a_name_gone, how many of them each postings row of the query's lexemes ($1:
--- the path's segments) holds; and a postings row "p"'s documents the snapshot holds,
--- its length less those (the df of sql/scored.sql).
-CREATE OR REPLACE FUNCTION riido.search_removed_sql(a_removed boolean) RETURNS text
+-- The pieces of riido.search's statements for a snapshot that removed documents from
+-- its path (a_removed): what a postings row "p" adds to its lexeme's df (its length,
+-- less its gone list's: the df of sql/scored.sql), and the CTE a_name of the removed
+-- documents holding one of the query's lexemes (the gone lists of the CTE a_terms).
+CREATE OR REPLACE FUNCTION riido.search_kept_sql(a_removed boolean) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-SELECT CASE WHEN a_removed THEN 'removed AS MATERIALIZED (SELECT unnest($2) AS doc_ord),'
-            ELSE '' END
+SELECT CASE WHEN a_removed THEN 'cardinality(p.doc_ords) - coalesce(cardinality(p.gone), 0)'
+            ELSE 'cardinality(p.doc_ords)' END
 $$;
 
-CREATE OR REPLACE FUNCTION riido.search_gone_sql(a_name text, a_col text, a_lex text) RETURNS text
+CREATE OR REPLACE FUNCTION riido.search_gone_sql(a_name text, a_terms text) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-SELECT format($f$
-%1$I AS MATERIALIZED (
-    SELECT x.segment_id, x.lexeme, count(*) AS n
-    FROM (SELECT p.segment_id, p.lexeme, unnest(p.doc_ords) AS doc_ord
-          FROM unnest(%2$s) AS q(lexeme)
-          JOIN riido.postings AS p
-            ON p.segment_id = ANY($1) AND p.col = %3$L AND p.lexeme = q.lexeme) AS x
-    WHERE x.doc_ord IN (SELECT r.doc_ord FROM removed AS r)
-    GROUP BY x.segment_id, x.lexeme
-),$f$, a_name, a_lex, a_col)
-$$;
-
-CREATE OR REPLACE FUNCTION riido.search_kept_sql(a_gone text) RETURNS text
-LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-SELECT CASE WHEN a_gone IS NULL THEN 'cardinality(p.doc_ords)'
-            ELSE format('cardinality(p.doc_ords) - coalesce((SELECT g.n FROM %I AS g '
-                        'WHERE g.segment_id = p.segment_id AND g.lexeme = p.lexeme), 0)',
-                        a_gone) END
+SELECT format('
+%1$I AS MATERIALIZED (SELECT unnest(t.gone) AS doc_ord FROM %2$I AS t),', a_name, a_terms)
 $$;
 
 -- The CTEs of one column's BM25 scores of the documents matching the query, as
 -- sql/scored.sql composes them, for the statements riido.search runs: a_name_terms,
--- a_name_entries and a_name (doc_ord, units), after a_name_gone when the snapshot
--- removed documents (a CTE "removed" of their doc_ords must come first). The text
--- refers to $1 (the path's segments), $3 (N), $5 (k1) and $10 (the scale); a_len,
--- a_lex and a_b are the column's length, lexemes and b (a $-reference or a literal);
--- a_only, if given, restricts the entries to those doc_ords.
+-- a_name_gone when the snapshot removed documents, a_name_entries and a_name
+-- (doc_ord, units). The text refers to $1 (the path's segments), $3 (N), $5 (k1) and
+-- $10 (the scale); a_len, a_lex and a_b are the column's length, lexemes and b (a
+-- $-reference or a literal); a_only, if given, restricts the entries to those
+-- doc_ords.
 CREATE OR REPLACE FUNCTION riido.search_column_sql(
     a_name text, a_col text, a_len text, a_lex text, a_b text, a_removed boolean,
     a_exact boolean, a_only text DEFAULT NULL
 ) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-SELECT CASE WHEN a_removed THEN riido.search_gone_sql(a_name || '_gone', a_col, a_lex)
-            ELSE '' END
-|| format($f$
+SELECT format($f$
 %1$I AS MATERIALIZED (
-    SELECT y.lexeme, y.doc_ords, y.tfs, y.dls,
+    SELECT y.lexeme, y.doc_ords, y.tfs, y.dls, y.gone,
            ln(1 + ($3::float8 - y.df + 0.5) / (y.df + 0.5)) AS idf,
            %5$s::float8 / $3::float8 AS avgdl
     FROM (
-        SELECT p.lexeme, p.doc_ords, p.tfs, p.dls,
+        SELECT p.lexeme, p.doc_ords, p.tfs, p.dls, p.gone,
                (sum(%6$s) OVER (PARTITION BY p.lexeme))::float8 AS df
         FROM unnest(%3$s) AS q(lexeme)
         JOIN riido.postings AS p
           ON p.segment_id = ANY($1) AND p.col = %4$L AND p.lexeme = q.lexeme
     ) AS y
-),
+),%12$s
 %2$I AS (
     SELECT u.doc_ord,
            (u.idf * u.tf / (u.tf + $5 * (1 - %7$s + %7$s * u.dl / u.avgdl)) * $10)::int8
@@ -314,12 +295,15 @@ SELECT CASE WHEN a_removed THEN riido.search_gone_sql(a_name || '_gone', a_col, 
     SELECT e.doc_ord, %10$s AS units FROM %2$I AS e GROUP BY e.doc_ord %11$s
 )$f$,
     a_name || '_terms', a_name || '_entries', a_lex, a_col, a_len,
-    riido.search_kept_sql(CASE WHEN a_removed THEN a_name || '_gone' END),
+    riido.search_kept_sql(a_removed),
     a_b,
     CASE WHEN a_only IS NULL THEN '' ELSE format('WHERE u.doc_ord = ANY (%s)', a_only) END,
     a_name,
     CASE WHEN a_exact THEN 'sum(e.units::float8)::int8' ELSE 'sum(e.units)::int8' END,
-    CASE WHEN a_removed THEN 'HAVING e.doc_ord NOT IN (SELECT r.doc_ord FROM removed AS r)'
+    CASE WHEN a_removed
+         THEN format('HAVING e.doc_ord NOT IN (SELECT g.doc_ord FROM %I AS g)', a_name || '_gone')
+         ELSE '' END,
+    CASE WHEN a_removed THEN riido.search_gone_sql(a_name || '_gone', a_name || '_terms')
          ELSE '' END)
 $$;
 
@@ -373,7 +357,6 @@ DECLARE
     stmt text;
 BEGIN
     stmt := 'WITH '
-        || riido.search_removed_sql(removed)
         || riido.search_column_sql('scored_raw', 'raw', '$4', '$7', '$6', removed, exact_raw)
         || ','
         || riido.search_column_sql('scored_ident', 'ident', '$8', '$9', '$6', removed,
@@ -507,10 +490,8 @@ DECLARE
     scale constant float8 := (SELECT c.scale FROM riido.search_settings() AS c);
     exact constant boolean := riido.search_exact(a_n, a_k1, a_b, cardinality(a_lexemes));
     removed constant boolean := cardinality(a_removed) > 0;
-    -- the removed documents and how many of each postings row they are (for df)
-    gone constant text := riido.search_removed_sql(removed)
-        || CASE WHEN removed THEN riido.search_gone_sql('gone', a_col, '$8') ELSE '' END;
-    kept constant text := riido.search_kept_sql(CASE WHEN removed THEN 'gone' END);
+    -- what each postings row adds to its lexeme's df
+    kept constant text := riido.search_kept_sql(removed);
     total constant text :=
         CASE WHEN exact THEN 'sum(e.units::float8)::int8' ELSE 'sum(e.units)::int8' END;
 BEGIN
@@ -518,13 +499,12 @@ IF a_only IS NOT NULL AND a_col IN ('raw', 'ident') THEN
 -- given documents of a body column (sql/scores.sql): tf and dl from each one's own
 -- text, df from the postings rows' lengths; no pass over the postings' entries
 RETURN QUERY EXECUTE format($q$
-WITH %1$s
-terms AS MATERIALIZED (
+WITH terms AS MATERIALIZED (
     SELECT y.lexeme,
            ln(1 + ($3::float8 - y.df + 0.5) / (y.df + 0.5)) AS idf,
            $4::float8 / $3::float8 AS avgdl
     FROM (
-        SELECT p.lexeme, (sum(%2$s))::float8 AS df
+        SELECT p.lexeme, (sum(%1$s))::float8 AS df
         FROM unnest($8) AS q(lexeme)
         JOIN riido.postings AS p
           ON p.segment_id = ANY($1) AND p.col = $7 AND p.lexeme = q.lexeme
@@ -536,22 +516,21 @@ entries AS (
            (u.idf * u.tf / (u.tf + $5 * (1 - $6 + $6 * u.dl / u.avgdl)) * $10)::int8
              AS units
     FROM (
-        SELECT o.doc_ord, w.idf, w.avgdl, cardinality(x.positions) AS tf, t.%4$I AS dl
+        SELECT o.doc_ord, w.idf, w.avgdl, cardinality(x.positions) AS tf, t.%3$I AS dl
         FROM unnest($9) AS o(doc_ord)
         JOIN riido.documents AS d ON d.segment_id = ANY($1) AND d.doc_ord = o.doc_ord
         JOIN riido.texts AS t ON t.key = d.text_key
-        CROSS JOIN LATERAL unnest(t.%5$I) AS x
+        CROSS JOIN LATERAL unnest(t.%4$I) AS x
         JOIN terms AS w ON w.lexeme = x.lexeme
     ) AS u
 )
-SELECT e.doc_ord, %3$s FROM entries AS e GROUP BY e.doc_ord
-$q$, gone, kept, total, 'len_' || a_col, 'tsv_' || a_col)
+SELECT e.doc_ord, %2$s FROM entries AS e GROUP BY e.doc_ord
+$q$, kept, total, 'len_' || a_col, 'tsv_' || a_col)
 USING a_segments, a_removed, a_n, a_len, a_k1, a_b, a_col, a_lexemes, a_only, scale;
 RETURN;
 END IF;
 -- every matching document (sql/scored.sql: riido.search_column_sql)
 RETURN QUERY EXECUTE 'WITH '
-    || riido.search_removed_sql(removed)
     || riido.search_column_sql('scored', a_col, '$4', '$8', '$6', removed, exact,
                                CASE WHEN a_only IS NOT NULL THEN '$9' END)
     || ' SELECT s.doc_ord, s.units FROM scored AS s'
@@ -615,7 +594,6 @@ BEGIN
     -- first a_k and every document tied with the last (a sort bounded to a_k rows),
     -- their ids, then the zero tail
     RETURN QUERY EXECUTE 'WITH '
-        || riido.search_removed_sql(removed)
         || riido.search_column_sql(
                'scored', a_col, '$4', '$8', '$6', removed,
                riido.search_exact(a_n, a_k1, a_b, cardinality(a_lexemes)))

@@ -8,21 +8,31 @@
 -- a documentation, example or benchmark directory (riido.example_path). Both read the load's numbered {stage} like the body's postings,
 -- and depend on nothing but the document id: a segment serves every snapshot holding
 -- it.
--- Parameters: %(segment)s, %(load)s, %(text_config)s.
+-- The name rows list the documents the load drops from its base as
+-- segment_postings.sql does ({gone}: their names' lexemes).
+-- Parameters: %(segment)s, %(load)s, %(text_config)s, and those of gone_lexemes.sql
+-- when {gone} is that.
 WITH named AS (
-    INSERT INTO riido.postings (segment_id, col, lexeme, doc_ords, tfs, dls)
-    SELECT %(segment)s::uuid, 'name', u.lexeme, array_agg(s.doc_ord),
-           array_agg(cardinality(u.positions)::smallint), array_agg(v.len)
-    FROM {stage} AS s
-    CROSS JOIN LATERAL (
-        SELECT x.tsv, (SELECT coalesce(sum(cardinality(y.positions)), 0)
-                       FROM unnest(x.tsv) AS y)::int AS len
-        FROM (SELECT to_tsvector(%(text_config)s::regconfig, riido.name_words(s.doc_id)) AS tsv
-              OFFSET 0) AS x  -- a fence: one to_tsvector per document
-    ) AS v
-    CROSS JOIN LATERAL unnest(v.tsv) AS u
-    WHERE s.load = %(load)s
-    GROUP BY u.lexeme
+    INSERT INTO riido.postings (segment_id, col, lexeme, doc_ords, tfs, dls, gone)
+    SELECT %(segment)s::uuid, 'name', coalesce(n.lexeme, g.lexeme),
+           coalesce(n.doc_ords, ARRAY[]::int[]), coalesce(n.tfs, ARRAY[]::smallint[]),
+           coalesce(n.dls, ARRAY[]::int[]), g.doc_ords
+    FROM (
+        SELECT u.lexeme, array_agg(s.doc_ord) AS doc_ords,
+               array_agg(cardinality(u.positions)::smallint) AS tfs, array_agg(v.len) AS dls
+        FROM {stage} AS s
+        CROSS JOIN LATERAL (
+            SELECT x.tsv, (SELECT coalesce(sum(cardinality(y.positions)), 0)
+                           FROM unnest(x.tsv) AS y)::int AS len
+            FROM (SELECT to_tsvector(%(text_config)s::regconfig, riido.name_words(s.doc_id))
+                         AS tsv
+                  OFFSET 0) AS x  -- a fence: one to_tsvector per document
+        ) AS v
+        CROSS JOIN LATERAL unnest(v.tsv) AS u
+        WHERE s.load = %(load)s
+        GROUP BY u.lexeme
+    ) AS n
+    FULL JOIN ({gone}) AS g ON g.lexeme = n.lexeme
     RETURNING 1
 ),
 tested AS (

@@ -328,7 +328,21 @@ def _load_parallel(conn: Conn, req: Request, jobs: int) -> LoadResult:
         except BaseException:
             _undo_load(conn, snapshot_id if marked else None, token)
             raise
+        _reclaim(conns[0])
     return _result(req, staged, layout, marked)
+
+
+def _reclaim(conn: Conn) -> None:
+    """Make the space of the rows a finished parallel load deleted from the shared
+    staging tables (its numbered documents, a row per document, and its pending keys)
+    free again, and give the trailing empty pages back: without it a chain of loads
+    kept the dead rows of each (48 MB of riido.load_stage and 12 MB of text_pending
+    after a chain of 100 commits on 100,000 functions, a third of one snapshot).
+    ``conn`` is an autocommit session (VACUUM runs outside a transaction); a table
+    another session holds locked is skipped, and a role that does not own the tables
+    gets a warning, not an error: the load is published already."""
+    with suppress(psycopg.Error):
+        conn.execute("VACUUM (SKIP_LOCKED) riido.load_stage, riido.text_pending")
 
 
 def _undo_load(conn: Conn, snapshot_id: str | None, token: uuid.UUID | None) -> None:

@@ -61,7 +61,7 @@ def scratch_plan(docs: DocumentSet, text_config: str) -> Plan[Snapshot]:
         "COPY riido_scratch (load, doc_ord, doc_id, text_key) FROM STDIN",
         ((load, i, d.id, k.hex()) for i, (d, k) in enumerate(zip(docs, keys, strict=True))),
     )
-    for statement, params in segment_statements(segment, load, 0, _SCRATCH, cfg):
+    for statement, params in segment_statements(segment, load, fresh_layout(), _SCRATCH, cfg):
         yield Query(statement, params)
     yield from publish_plan(snapshot_id, fresh_layout(), segment, len(docs), "", cfg)
     snap = yield from find_plan(snapshot_id)

@@ -60,12 +60,12 @@ def write_segment(
 ) -> uuid.UUID | None:
     """The new segment of ``layout`` on ``conn``, in the caller's transaction, one
     statement after the other (None when the layout adds nothing)."""
-    if layout.base is not None and layout.added == 0:
+    if not layout.writes:
         return None
     load, segment = uuid.uuid4(), uuid.uuid4()
     _number(conn, layout, load, _LOCAL_STAGE)
     row, documents, *postings, fields = _segment_statements(
-        segment, load, layout.first_ord, _LOCAL_STAGE, cfg
+        segment, load, layout, _LOCAL_STAGE, cfg
     )
     conn.execute(*row)
     conn.execute(*documents)
@@ -93,15 +93,13 @@ def write_segment_parallel(
     ``conn`` and one column's postings on each of two ``extra`` connections, all three
     at once, from the shared stage of ``load``, each committed; then its fields'
     postings on ``conn`` (under text configuration ``cfg``)."""
-    if layout.base is not None and layout.added == 0:
+    if not layout.writes:
         return None
     if len(extra) < 2:
         raise ValueError("a parallel load writes its content on three connections")
     segment = uuid.uuid4()
     _number(conn, layout, load, _SHARED_STAGE)
-    row, *statements, fields = _segment_statements(
-        segment, load, layout.first_ord, _SHARED_STAGE, cfg
-    )
+    row, *statements, fields = _segment_statements(segment, load, layout, _SHARED_STAGE, cfg)
     with conn.transaction(), load_timeout(conn):
         conn.execute(*row)
     if progress:

@@ -86,6 +86,13 @@ class Layout:
     def removed(self) -> int:
         return len(self.removed_ords)
 
+    @property
+    def writes(self) -> bool:
+        """Whether the load writes a segment: a self-contained snapshot always does; one
+        on a base when it adds documents or drops some of the base's (a segment of no
+        documents then carries the dropped ones' gone lists, ``sql/segment_postings.sql``)."""
+        return self.base is None or self.added > 0 or bool(self.gone)
+
 
 def check_base(conn: Conn, base_id: str, cfg: str) -> Snapshot:
     """The snapshot a caller named as base: it must exist, be ready and share the
@@ -161,34 +168,55 @@ def plan_layout(conn: Conn, req: Request, staged: Staged) -> Layout:
         return _diff(conn, check_base(conn, req.base, req.cfg))
     for base in _candidates(conn, req, staged)[:1]:
         layout = _diff(conn, base)
-        depth = len(base.segments) + (1 if layout.added else 0)
+        depth = len(base.segments) + (1 if layout.writes else 0)
         if depth <= MAX_PATH and layout.removed <= MAX_REMOVED * staged.documents:
             return layout
     return fresh_layout()
 
 
+#: No dropped documents: :func:`segment_statements`' gone lists when a load drops none.
+_NO_GONE = sql.SQL("SELECT NULL::text AS lexeme, NULL::int[] AS doc_ords WHERE false")
+#: The name field's words of document ``d`` (``sql/segment_fields.sql``).
+_NAME_WORDS = sql.SQL("to_tsvector(%(text_config)s::regconfig, riido.name_words(d.doc_id))")
+
+
+def _gone(layout: Layout, words: sql.Composable) -> sql.Composable:
+    """The lexemes of the base's documents ``layout`` drops (``sql/gone_lexemes.sql``
+    over ``words``), or no rows."""
+    if not layout.gone:
+        return _NO_GONE
+    return sql.SQL(sql_template("gone_lexemes")).format(words=words)
+
+
 def segment_statements(
-    segment: uuid.UUID, load: uuid.UUID, first_ord: int, stage: sql.Identifier, cfg: str
+    segment: uuid.UUID, load: uuid.UUID, layout: Layout, stage: sql.Identifier, cfg: str
 ) -> list[Statement]:
     """The statements writing a new segment's row, then (in any order, or at once) its
     documents, its two body columns' postings and its fields' postings (name and
     kind: ``sql/segment_fields.sql``, under text configuration ``cfg``), from the
-    numbered ``stage`` of ``load``."""
-    base = {"segment": segment, "load": load, "first_ord": first_ord}
+    numbered ``stage`` of ``load``; the postings rows list the base's documents
+    ``layout`` drops in their ``gone`` arrays."""
+    base = {"segment": segment, "load": load, "first_ord": layout.first_ord}
+    dropped = {"path": list(layout.segments), "gone": layout.gone} if layout.gone else {}
     row = (sql.SQL(sql_template("insert_segment")).format(stage=stage), base)
     documents = (sql.SQL(sql_template("insert_documents")).format(stage=stage), base)
     postings = [
         (
             sql.SQL(sql_template("segment_postings")).format(
-                tsv=sql.Identifier(tsv), len=sql.Identifier(length), stage=stage
+                tsv=sql.Identifier(tsv),
+                len=sql.Identifier(length),
+                stage=stage,
+                gone=_gone(layout, sql.Identifier("t", tsv)),
             ),
-            {**base, "col": col},
+            {**base, **dropped, "col": col},
         )
         for col, tsv, length in COLUMNS
     ]
     fields = (
-        sql.SQL(sql_template("segment_fields")).format(stage=stage),
-        {**base, "text_config": cfg},
+        sql.SQL(sql_template("segment_fields")).format(
+            stage=stage, gone=_gone(layout, _NAME_WORDS)
+        ),
+        {**base, **dropped, "text_config": cfg},
     )
     return [row, documents, *postings, fields]
 
