@@ -298,8 +298,8 @@ def test_migration_0009_down_and_up_with_data(db: Database) -> None:
         assert get_snapshot(conn, "mig-b").base is None  # each snapshot its own segment again
 
 
-def test_migration_0015_down_and_up_with_data(db: Database) -> None:
-    """Downgrading 0015 deletes the gone lists and the segments of no documents;
+def test_migration_0016_down_and_up_with_data(db: Database) -> None:
+    """Downgrading 0016 deletes the gone lists and the segments of no documents;
     upgrading gives each snapshot that removed documents one listing them all, and
     every snapshot ranks as before, as does the next load on one."""
     from riido_pg.server import migrate
@@ -326,7 +326,7 @@ def test_migration_0015_down_and_up_with_data(db: Database) -> None:
             }
 
         before = rankings()
-    migrate.downgrade(db.dsn, "0014")
+    migrate.downgrade(db.dsn, "0015")
     with psycopg.connect(db.dsn) as conn:
         empty = conn.execute(
             "SELECT (SELECT count(*) FROM riido.segments WHERE documents = 0), "

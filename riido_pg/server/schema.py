@@ -203,7 +203,7 @@ class Posting(Base):
     depends on avgdl, are computed per snapshot when it is ranked. ``gone`` (NULL:
     none) lists the documents of earlier segments of the path holding the lexeme that
     the snapshot which wrote the segment dropped from its base: subtracted from df,
-    left out of the scores (migration 0015); a row may then list no document of its
+    left out of the scores (migration 0016); a row may then list no document of its
     own."""
 
     __tablename__ = "postings"

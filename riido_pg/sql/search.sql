@@ -309,7 +309,7 @@ $$;
 
 -- One column's matches (CTE a_scored) numbered in its ranking's order, score
 -- descending then id, as riido_pg.ranking.bm25._ranked numbers them for
--- sql/rank_rrf.sql: the id (sql/doc_id.sql inline) is read only for a document whose
+-- identifier_bm25_rrf's sql/rank_score.sql: the id (sql/doc_id.sql inline) is read only for a document whose
 -- score another shares, and not at all in a path of one segment, which numbers its
 -- documents in id byte order.
 CREATE OR REPLACE FUNCTION riido.search_ranked_sql(a_scored text, a_segments integer)
@@ -334,7 +334,8 @@ ELSE format($f$
 END
 $$;
 
--- The first a_k of a fusion (sql/rank_fused.sql, rank_rrf.sql, rank_structure.sql),
+-- The first a_k of a fusion (sql/rank_score.sql with the fused, RRF or structure
+-- policy's score, riido_pg.ranking.policy),
 -- in one statement as the Python API runs it: each column's scores
 -- (riido.search_column_sql), the policy's score of every match, the bounded top-k
 -- with every document tied with the last (sql/rank_tail.sql), then the zero tail in
@@ -372,8 +373,8 @@ matched AS (
     FROM scored_raw AS r FULL JOIN scored_ident AS i ON i.doc_ord = r.doc_ord
 ),$s$;
     ELSIF a_policy = 'identifier_bm25_rrf' THEN
-        -- each column's matches numbered in ranking order, as sql/rank_rrf.sql
-        -- numbers them (riido_pg.ranking.bm25._ranked): an id is looked up
+        -- each column's matches numbered in ranking order, as the RRF policy's
+        -- sql/rank_score.sql numbers them (riido_pg.ranking.bm25._ranked): an id is looked up
         -- (sql/doc_id.sql inline) only for a document whose score another shares, and
         -- in a path of one segment not even then (its ords are in id byte order)
         stmt := stmt || format($s$
@@ -390,7 +391,7 @@ matched AS (
     ELSE
         -- structure_bm25: the name field is the identifier query against each
         -- document's name, BM25 with b = 0 (its length never read: N stands in);
-        -- the name match as sql/rank_structure.sql's qualified, looked at only for
+        -- the name match as riido_pg.ranking.policy.structure's qualified, looked at only for
         -- the documents that may reach the first a_k with it (bar)
         stmt := stmt
             || riido.search_column_sql('scored_name', 'name', '$3', '$9', '0::float8',

@@ -8,14 +8,15 @@ that drops documents and adds none gets a segment of no documents to carry them.
 Upgrading adds the column, gives every stored snapshot that removed documents such a
 segment at the end of its path, listing all of them (written by the statements a load
 writes a segment with; a later snapshot on it then lists only what it drops), and
-installs ``riido.search`` again (:mod:`riido_pg.server.search_functions`;
-:data:`INSTALLS` records the digest). Downgrading drops the column and the segments of
-no documents (renumbering the paths) and drops ``riido.search``'s functions: those of
-0014 are not stored anywhere to go back to, and these would rank a snapshot without
-its gone lists wrongly (upgrading installs them again).
+installs ``riido.search`` again, with structure_bm25's name match of 0015
+(:mod:`riido_pg.server.search_functions`; :data:`INSTALLS` records the digest).
+Downgrading drops the column and the segments of no documents (renumbering the paths)
+and drops ``riido.search``'s functions: those of 0014 are not stored anywhere to go
+back to, and these would rank a snapshot without its gone lists wrongly (upgrading
+installs them again).
 
-Revision ID: 0015
-Revises: 0014
+Revision ID: 0016
+Revises: 0015
 Create Date: 2026-12-06
 """
 
@@ -29,13 +30,13 @@ from psycopg import sql
 from riido_pg.server import search_functions
 from riido_pg.storage.segments import Layout, segment_statements
 
-revision = "0015"
-down_revision = "0014"
+revision = "0016"
+down_revision = "0015"
 branch_labels = None
 depends_on = None
 
 #: :func:`digest` as of this revision.
-INSTALLS = "c122828cbfba0480e4859ab036db62cf99959022b733a794e0120a81a3d33896"
+INSTALLS = "b7ed26370d23411ce6e80884edbd3f738a1349991419e4a3236bbf96f962361f"
 digest = search_functions.digest
 
 
@@ -68,6 +69,9 @@ def upgrade() -> None:
     # functions whose arguments changed, or that search.sql no longer has; and the
     # settings, which a downgrade from here dropped with the rest
     for signature in (
+        # structure_bm25's name match (riido.qualified_words, 0015) adds two arguments
+        "search_fusion(uuid[], integer[], bigint, bigint, float8, float8, text[], bigint, "
+        "text[], integer, text, float8, float8, float8, float8)",
         "search_removed_sql(boolean)",
         "search_gone_sql(text, text, text)",
         "search_kept_sql(text)",
