@@ -171,6 +171,23 @@ class FirstTargets:
             ahead += self._zeros(ords, int(self.best[i]))
         return [*ahead, int(self.best[i])]
 
+    def above_sums(self, values: IntArray) -> IntArray:
+        """Per question, the sum of ``values`` (one per place) over the documents
+        ranked above its first target: the stored scores :attr:`before` marks, and
+        for a zero-score target the zero-score documents with a smaller place (every
+        place below it, less the stored ones)."""
+        indptr = self.scores.indptr.astype(np.int64)
+        per_entry = values[self.scores.indices]
+        total = _row_sums(np.where(self.before, per_entry, 0), indptr)
+        zero = self.best_score == 0
+        if zero.any():
+            lower = self.scores.indices < np.repeat(self.best, np.diff(indptr))
+            below = np.zeros(len(values) + 1, dtype=np.int64)
+            np.cumsum(values, out=below[1:])
+            stored = _row_sums(np.where(lower, per_entry, 0), indptr)
+            total = total + np.where(zero, below[self.best] - stored, 0)
+        return total
+
     def order(self, i: int, depth: int) -> list[int]:
         """The first ``depth`` documents of question i's ranking: when fewer than the
         row's matches, only the matches scoring at least the ``depth``-th best score
@@ -185,6 +202,13 @@ class FirstTargets:
             return top[np.lexsort((top, -scores))][:depth].tolist()  # type: ignore[no-any-return]
         ranked: list[int] = ords[np.lexsort((ords, -data))].tolist()
         return ranked + self._zeros(ords, self.n_docs, depth - len(ranked))
+
+
+def _row_sums(values: IntArray, indptr: IntArray) -> IntArray:
+    """Per CSR row, the sum of its entries' ``values``."""
+    total = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(values, out=total[1:])
+    return total[indptr[1:]] - total[indptr[:-1]]
 
 
 def first_targets(
@@ -210,9 +234,7 @@ def first_targets(
     before = (scores.data > entry_best) | ((scores.data == entry_best) & lower)
 
     def per_row(mask: BoolArray) -> IntArray:
-        total = np.zeros(len(mask) + 1, dtype=np.int64)
-        np.cumsum(mask, out=total[1:])
-        return total[indptr[1:]] - total[indptr[:-1]]  # type: ignore[no-any-return]
+        return _row_sums(mask.astype(np.int64), indptr)
 
     # a zero-score target: the zero-score documents with a smaller place are ahead too
     zeros_below = np.where(best_score == 0, best - per_row(lower), 0)
@@ -249,7 +271,12 @@ class Batch:
     #: places, 0/1; None when no policy of the evaluation needs it).
     qualified: sp.csr_matrix | None = None
     derived: dict[str, sp.csr_matrix] = field(default_factory=dict)
+    #: Per document place: its characters and estimated tokens (inspection costs;
+    #: None when not given, then every cost is 0).
+    chars: IntArray | None = None
+    tokens: IntArray | None = None
     _firsts: dict[str, FirstTargets] = field(default_factory=dict)
+    _above: dict[str, tuple[IntArray, IntArray]] = field(default_factory=dict)
 
     def derive(self, key: str, matrix: sp.csr_matrix) -> None:
         self.derived[key] = matrix
@@ -271,6 +298,26 @@ class Batch:
         if name == MODEL:
             return self.hints[i] or []
         return self.firsts(name).prefix(i)
+
+    def cost_above(self, key: str, i: int) -> tuple[int, int]:
+        """Characters and tokens above question i's first target by ``key``,
+        computed for the whole batch on first use."""
+        if key not in self._above:
+            firsts = self.firsts(key)
+            self._above[key] = (
+                firsts.above_sums(self._costs(0)),
+                firsts.above_sums(self._costs(1)),
+            )
+        chars, tokens = self._above[key]
+        return int(chars[i]), int(tokens[i])
+
+    def cost_of(self, places: Sequence[int]) -> tuple[int, int]:
+        at = np.asarray(places, dtype=np.int64)
+        return int(self._costs(0)[at].sum()), int(self._costs(1)[at].sum())
+
+    def _costs(self, which: int) -> IntArray:
+        values = self.chars if which == 0 else self.tokens
+        return values if values is not None else np.zeros(self.n_docs, dtype=np.int64)
 
     def order(self, name: str, i: int, depth: int) -> list[int]:
         if name == MODEL:
