@@ -203,7 +203,7 @@ def test_first_target_ranks_and_costs_above_are_the_full_sorts(
     rows = np.asarray([i for i, ts in enumerate(targets) for _ in ts], dtype=np.int64)
     ords = np.asarray([t for ts in targets for t in ts], dtype=np.int64)
     firsts = scoring.first_targets(m, n_docs, rows, ords)
-    sums = firsts.above_sums(np.asarray(values, dtype=np.int64))
+    sums = firsts.above_sums(np.asarray(values, dtype=np.int64)[:, None])[:, 0]
     batch = scoring.Batch({"raw": m}, n_docs, rows, ords)
     batch.chars = np.asarray(values, dtype=np.int64)
     batch.tokens = 2 * batch.chars

@@ -427,9 +427,7 @@ def _evaluate_batch(
     )
     target_ords = docs.place([t for q in questions for t in q.targets])
     stop = start + len(questions)
-    scores = {
-        c: (col.questions[start:stop] @ col.weights).tocsr() for c, col in ready.columns.items()
-    }
+    scores = {c: col.scores(start, stop) for c, col in ready.columns.items()}
     batch = Batch(scores, docs.count, target_rows, target_ords)
     batch.chars, batch.tokens = ready.chars, ready.tokens
     if ready.test_docs is not None and ready.example_docs is not None:

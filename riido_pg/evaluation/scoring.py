@@ -100,7 +100,18 @@ class ColumnWeights:
     """Sparse BM25 weights of one column restricted to the questions' lexemes."""
 
     questions: sp.csr_matrix  # questions x terms, 0/1, sorted indices
-    weights: sp.csr_matrix  # terms x documents (id order), integer units
+    by_document: sp.csr_matrix  # documents (id order) x terms, integer units
+
+    @property
+    def weights(self) -> sp.csr_matrix:
+        """Terms x documents."""
+        return self.by_document.T.tocsr()
+
+    def scores(self, start: int, stop: int) -> sp.csr_matrix:
+        """Questions ``start:stop`` x documents: each question's scores, indices
+        sorted. Computed as documents x questions and transposed (a transpose sorts
+        the indices in one pass, cheaper than sorting the product's rows)."""
+        return (self.by_document @ self.questions[start:stop].T.tocsr()).T.tocsr()
 
 
 def column_weights(
@@ -116,8 +127,7 @@ def column_weights(
     total = int(indptr[-1])
     ords = np.fromiter((o for r in result for o in r[1]), dtype=np.int64, count=total)
     units = np.fromiter((u for r in result for u in r[2]), dtype=np.int64, count=total)
-    w = sp.csr_matrix((units, docs.place(ords), indptr), shape=(len(result), docs.count))
-    w.sort_indices()
+    w = sp.csc_matrix((units, docs.place(ords), indptr), shape=(docs.count, len(result)))
     q_indptr = [0]
     q_indices: list[int] = []
     for lx in lexemes:
@@ -132,7 +142,7 @@ def column_weights(
         shape=(len(lexemes), len(result)),
     )
     q.has_sorted_indices = True
-    return ColumnWeights(q, w)
+    return ColumnWeights(q, w.tocsr())
 
 
 @dataclass(slots=True)
@@ -172,20 +182,24 @@ class FirstTargets:
         return [*ahead, int(self.best[i])]
 
     def above_sums(self, values: IntArray) -> IntArray:
-        """Per question, the sum of ``values`` (one per place) over the documents
-        ranked above its first target: the stored scores :attr:`before` marks, and
-        for a zero-score target the zero-score documents with a smaller place (every
-        place below it, less the stored ones)."""
-        indptr = self.scores.indptr.astype(np.int64)
-        per_entry = values[self.scores.indices]
-        total = _row_sums(np.where(self.before, per_entry, 0), indptr)
+        """Per question, the sums of ``values`` (places x measures, integers) over
+        the documents ranked above its first target (questions x measures): the
+        stored scores :attr:`before` marks, and for a zero-score target the
+        zero-score documents with a smaller place (every place below it, less the
+        stored ones)."""
+        m = self.scores
+
+        def masked(mask: BoolArray) -> IntArray:
+            picked = sp.csr_matrix((mask.astype(np.int64), m.indices, m.indptr), shape=m.shape)
+            return picked @ values  # type: ignore[no-any-return]
+
+        total = masked(self.before)
         zero = self.best_score == 0
         if zero.any():
-            lower = self.scores.indices < np.repeat(self.best, np.diff(indptr))
-            below = np.zeros(len(values) + 1, dtype=np.int64)
-            np.cumsum(values, out=below[1:])
-            stored = _row_sums(np.where(lower, per_entry, 0), indptr)
-            total = total + np.where(zero, below[self.best] - stored, 0)
+            lower = m.indices < np.repeat(self.best, np.diff(m.indptr))
+            below = np.zeros((len(values) + 1, values.shape[1]), dtype=np.int64)
+            np.cumsum(values, axis=0, out=below[1:])
+            total = total + np.where(zero[:, None], below[self.best] - masked(lower), 0)
         return total
 
     def order(self, i: int, depth: int) -> list[int]:
@@ -276,7 +290,8 @@ class Batch:
     chars: IntArray | None = None
     tokens: IntArray | None = None
     _firsts: dict[str, FirstTargets] = field(default_factory=dict)
-    _above: dict[str, tuple[IntArray, IntArray]] = field(default_factory=dict)
+    _above: dict[str, IntArray] = field(default_factory=dict)
+    _cost_table: IntArray | None = None
 
     def derive(self, key: str, matrix: sp.csr_matrix) -> None:
         self.derived[key] = matrix
@@ -303,21 +318,22 @@ class Batch:
         """Characters and tokens above question i's first target by ``key``,
         computed for the whole batch on first use."""
         if key not in self._above:
-            firsts = self.firsts(key)
-            self._above[key] = (
-                firsts.above_sums(self._costs(0)),
-                firsts.above_sums(self._costs(1)),
-            )
-        chars, tokens = self._above[key]
-        return int(chars[i]), int(tokens[i])
+            self._above[key] = self.firsts(key).above_sums(self._costs())
+        chars, tokens = self._above[key][i].tolist()
+        return chars, tokens
 
     def cost_of(self, places: Sequence[int]) -> tuple[int, int]:
-        at = np.asarray(places, dtype=np.int64)
-        return int(self._costs(0)[at].sum()), int(self._costs(1)[at].sum())
+        chars, tokens = self._costs()[np.asarray(places, dtype=np.int64)].sum(axis=0).tolist()
+        return chars, tokens
 
-    def _costs(self, which: int) -> IntArray:
-        values = self.chars if which == 0 else self.tokens
-        return values if values is not None else np.zeros(self.n_docs, dtype=np.int64)
+    def _costs(self) -> IntArray:
+        """Places x (characters, tokens)."""
+        if self._cost_table is None:
+            zero = np.zeros(self.n_docs, dtype=np.int64)
+            chars = self.chars if self.chars is not None else zero
+            tokens = self.tokens if self.tokens is not None else zero
+            self._cost_table = np.column_stack([chars, tokens]).astype(np.int64)
+        return self._cost_table
 
     def order(self, name: str, i: int, depth: int) -> list[int]:
         if name == MODEL:
