@@ -157,6 +157,9 @@ class FirstTargets:
     best: IntArray
     best_score: FloatArray
     before: BoolArray  # per stored score: does that document rank before the first target?
+    #: Every question's stored documents ranked before its first target, in ranking
+    #: order, one flat list, and where each question's start (computed on first use).
+    _ahead: tuple[list[int], list[int]] | None = None
 
     def _row(self, i: int) -> tuple[IntArray, FloatArray, slice]:
         sl = slice(int(self.scores.indptr[i]), int(self.scores.indptr[i + 1]))
@@ -173,13 +176,26 @@ class FirstTargets:
 
     def prefix(self, i: int) -> list[int]:
         """The ranking down to (and including) question i's first target."""
-        ords, data, sl = self._row(i)
-        mask = self.before[sl]
-        o, d = ords[mask], data[mask]
-        ahead = o[np.lexsort((o, -d))].tolist()
+        flat, starts = self._ahead_lists()
+        ahead = flat[starts[i] : starts[i + 1]]
         if self.best_score[i] == 0:  # the zero-score documents before it, in id order
-            ahead += self._zeros(ords, int(self.best[i]))
-        return [*ahead, int(self.best[i])]
+            ahead += self._zeros(self._row(i)[0], int(self.best[i]))
+        ahead.append(int(self.best[i]))
+        return ahead
+
+    def _ahead_lists(self) -> tuple[list[int], list[int]]:
+        """The batch's documents ahead of the first targets, sorted once (score
+        descending, place ascending, per question)."""
+        if self._ahead is None:
+            m = self.scores
+            picked = np.flatnonzero(self.before)
+            rows = np.repeat(np.arange(m.shape[0], dtype=np.int64), np.diff(m.indptr))[picked]
+            ords, data = m.indices[picked], m.data[picked]
+            starts = np.zeros(m.shape[0] + 1, dtype=np.int64)
+            np.cumsum(np.bincount(rows, minlength=m.shape[0]), out=starts[1:])
+            flat = ords[np.lexsort((ords, -data, rows))]
+            self._ahead = (flat.tolist(), starts.tolist())
+        return self._ahead
 
     def above_sums(self, values: IntArray) -> IntArray:
         """Per question, the sums of ``values`` (places x measures, integers) over
