@@ -12,7 +12,10 @@ For a BEIR corpus (the pinned docproxy corpus, built into bench/out/docproxy, an
 
 Reported: wall seconds (median of the repetitions; riido's includes importing numpy
 and scipy, bm25s's excludes its imports), peak RSS of each client process, and the
-ratio riido / bm25s (target <= 1.0). The PostgreSQL server's memory is not counted.
+ratio riido / bm25s (target <= 1.0). Also the client processes' CPU seconds (user +
+system; riido's whole process, bm25s's from the same point as its wall time), the
+figure a loaded machine moves least; riido's leaves out the server's CPU. The
+PostgreSQL server's memory is not counted.
 
     python bench/bench_eval.py [--reps 3] [--corpus docproxy|cosqa|all] [--text-config english]
     python bench/bench_eval.py --other ../main   # also riido of that checkout, same run
@@ -56,8 +59,9 @@ except SystemExit as exc:
     if exc.code:
         raise
 wall = time.perf_counter() - t
-rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-print(json.dumps({"wall": wall, "rss_mb": rss_mb}))
+use = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({"wall": wall, "rss_mb": use.ru_maxrss / 1024,
+                  "cpu": use.ru_utime + use.ru_stime}))
 """
 
 BM25S_CHILD = r"""
@@ -84,6 +88,7 @@ ids = [d["_id"] for d in corpus]
 texts = [(d.get("title") + "\n" if d.get("title") else "") + d["text"] for d in corpus]
 stemmer = Stemmer.Stemmer("english")
 t = time.perf_counter()
+use0 = resource.getrusage(resource.RUSAGE_SELF)
 ranks = {}
 for name, prep in (("raw", lambda s: s), ("ident", split_identifiers)):
     tokens = bm25s.tokenize([prep(x) for x in texts], stopwords="en", stemmer=stemmer,
@@ -101,7 +106,9 @@ for name, prep in (("raw", lambda s: s), ("ident", split_identifiers)):
         first.append(pos + 1)
     ranks[name] = float(np.mean(first))
 wall = time.perf_counter() - t
-print(json.dumps({"wall": wall, "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+use = resource.getrusage(resource.RUSAGE_SELF)
+cpu = use.ru_utime + use.ru_stime - use0.ru_utime - use0.ru_stime
+print(json.dumps({"wall": wall, "rss_mb": use.ru_maxrss / 1024, "cpu": cpu,
                   "mean_first_rank": ranks}))
 """
 
@@ -159,6 +166,7 @@ def main() -> None:
                     drop_database(args.dsn, dbname)
             bm.append(_child(BM25S_CHILD, str(directory)))
         bm_wall = statistics.median(r["wall"] for r in bm)
+        bm_cpu = statistics.median(r["cpu"] for r in bm)
         bm_peak = max(r["rss_mb"] for r in bm)
         for label, _ in versions:
             med = {
@@ -166,9 +174,15 @@ def main() -> None:
                 for k, v in (("cold", cold[label]), ("warm", warm[label]))
             }
             med["bm25s"] = bm_wall
+            cpu = {
+                k: statistics.median(r["cpu"] for r in v)
+                for k, v in (("cold", cold[label]), ("warm", warm[label]))
+            }
+            cpu["bm25s"] = bm_cpu
             peak = {k: max(r["rss_mb"] for r in v) for k, v in (("cold", cold[label]),)}
             results[name + label] = {
                 "wall_s": med,
+                "client_cpu_s": cpu,
                 "peak_rss_mb": {**peak, "bm25s": bm_peak},
                 "runs": {"cold": cold[label], "warm": warm[label], "bm25s": bm},
                 "reps": reps,
@@ -181,6 +195,9 @@ def main() -> None:
                     round(bm_wall, 2),
                     round(med["cold"] / bm_wall, 2),
                     round(med["warm"] / bm_wall, 2),
+                    round(cpu["warm"], 2),
+                    round(bm_cpu, 2),
+                    round(cpu["warm"] / bm_cpu, 2),
                     round(peak["cold"]),
                     round(bm_peak),
                 ]
@@ -194,6 +211,9 @@ def main() -> None:
                 "bm25s s",
                 "ratio cold",
                 "ratio warm",
+                "riido warm client CPU s",
+                "bm25s CPU s",
+                "ratio warm CPU",
                 "riido peak RSS MB",
                 "bm25s peak RSS MB",
             ],

@@ -175,3 +175,45 @@ def test_first_documents_without_a_full_sort(m: sp.csr_matrix, depth: int) -> No
         # score descending, then place ascending; zero scores in place order at the end
         want = sorted(range(n_docs), key=lambda p: (-int(row[p]), p))[:depth]
         assert firsts.order(i, depth) == want
+
+
+@st.composite
+def targeted(draw: st.DrawFn) -> tuple[sp.csr_matrix, list[list[int]], list[int]]:
+    """A small score matrix (ties and zero scores likely), targets per row (at least
+    one) and a value per document."""
+    m = _matrix(draw, False)
+    m.sort_indices()
+    n_rows, n_docs = m.shape
+    places = st.lists(st.integers(0, n_docs - 1), min_size=1, max_size=3, unique=True)
+    targets = [draw(places) for _ in range(n_rows)]
+    values = draw(st.lists(st.integers(0, 1000), min_size=n_docs, max_size=n_docs))
+    return m, targets, values
+
+
+@settings(max_examples=400, deadline=None)
+@given(case=targeted())
+def test_first_target_ranks_and_costs_above_are_the_full_sorts(
+    case: tuple[sp.csr_matrix, list[list[int]], list[int]],
+) -> None:
+    """Each row's first-target rank, and the sum of a per-document value over the
+    documents above it (the inspection cost, computed for every row at once), equal
+    those read off a full sort of the row."""
+    m, targets, values = case
+    n_docs = m.shape[1]
+    rows = np.asarray([i for i, ts in enumerate(targets) for _ in ts], dtype=np.int64)
+    ords = np.asarray([t for ts in targets for t in ts], dtype=np.int64)
+    firsts = scoring.first_targets(m, n_docs, rows, ords)
+    sums = firsts.above_sums(np.asarray(values, dtype=np.int64)[:, None])[:, 0]
+    batch = scoring.Batch({"raw": m}, n_docs, rows, ords)
+    batch.chars = np.asarray(values, dtype=np.int64)
+    batch.tokens = 2 * batch.chars
+    for i, ts in enumerate(targets):
+        row = m.getrow(i).toarray().ravel()
+        full = sorted(range(n_docs), key=lambda p: (-int(row[p]), p))
+        rank = next(r for r, p in enumerate(full, start=1) if p in ts)
+        above = full[: rank - 1]
+        assert int(firsts.ranks[i]) == rank
+        assert int(sums[i]) == sum(values[p] for p in above)
+        assert firsts.prefix(i)[:-1] == above
+        assert batch.cost_above("raw", i) == batch.cost_of(above)
+        assert batch.cost_of(above) == (sum(values[p] for p in above), 2 * int(sums[i]))

@@ -258,3 +258,26 @@ def test_larger_n_unknown_hint_raises(baseline: list[str], extra: list[str]) -> 
         baseline_first(baseline, hints)
     with pytest.raises(ValueError):
         auxiliary_first(baseline, hints)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.integers(0, 12), max_size=14),
+    st.lists(st.integers(0, 12), max_size=14),
+    st.sets(st.integers(0, 12), max_size=4),
+)
+def test_interleave_until_is_the_generators_prefix(
+    first: list[int], second: list[int], targets: set[int]
+) -> None:
+    """The first target's rank and the items above it, from one walk without a
+    generator, equal the lazy interleave's (lists with repeats and shared ids)."""
+    merged = list(interleave_module.iter_interleave(first, second))
+    ranks = [r for r, item in enumerate(merged, start=1) if item in targets]
+    if not ranks:
+        with pytest.raises(ValueError):
+            interleave_module.interleave_until(first, second, targets)
+        return
+    assert interleave_module.interleave_until(first, second, targets) == (
+        ranks[0],
+        merged[: ranks[0] - 1],
+    )

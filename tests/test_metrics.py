@@ -22,6 +22,7 @@ from riido_pg.evaluation.metrics import (
     MEASURE_NAMES,
     Metric,
     aggregate,
+    aggregate_ranks,
     first_target_rank,
     records,
     rounded,
@@ -194,3 +195,17 @@ def test_baseline_first_keeps_the_baseline_top_document(data: st.DataObject) -> 
     targets = data.draw(st.sets(st.sampled_from(range(n)), min_size=1))
     merged = iter_interleave(baseline, hints)
     assert (first_target_rank(merged, targets) == 1) == (baseline[0] in targets)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(1, 10**6), max_size=60))
+def test_aggregate_ranks_is_aggregate_of_the_records(ranks: list[int]) -> None:
+    """The evaluation's means from ranks alone equal the records' aggregate, bit for
+    bit (the same values, the same fsum)."""
+    want = aggregate(m for i, r in enumerate(ranks) for m in records(str(i), r))
+    assert aggregate_ranks(ranks) == want
+
+
+def test_aggregate_ranks_refuses_a_rank_below_one() -> None:
+    with pytest.raises(ValueError, match="at least 1"):
+        aggregate_ranks([3, 0])

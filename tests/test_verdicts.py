@@ -162,3 +162,16 @@ def test_eval_of_a_missing_path_never_offers_it_as_a_snapshot(cli: Cli, tmp_path
     assert f"{missing}: no such directory" in result.stderr
     assert "--snapshot SNAPSHOT" in result.stderr
     assert f"--snapshot {missing}" not in result.stderr and "such-dir'" not in result.stderr
+
+
+def test_the_output_is_computed_once_and_each_caller_gets_its_own_copy() -> None:
+    """The table and the JSON file read one computed output: a caller changing what
+    it got changes neither the next caller's output nor the means."""
+    result = _evaluation([(1, 2), (3, 1), (2, 2)] * 4)
+    first = result.to_dict()
+    means = result.metrics()
+    first["policies"][BM25]["mrr"] = -1.0
+    means[BM25]["mrr"] = -1.0
+    assert result.to_dict()["policies"][BM25]["mrr"] > 0
+    assert result.metrics()[BM25]["mrr"] > 0
+    assert result.to_json() == result.to_json()

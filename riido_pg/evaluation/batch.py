@@ -427,10 +427,9 @@ def _evaluate_batch(
     )
     target_ords = docs.place([t for q in questions for t in q.targets])
     stop = start + len(questions)
-    scores = {
-        c: (col.questions[start:stop] @ col.weights).tocsr() for c, col in ready.columns.items()
-    }
+    scores = {c: col.scores(start, stop) for c, col in ready.columns.items()}
     batch = Batch(scores, docs.count, target_rows, target_ords)
+    batch.chars, batch.tokens = ready.chars, ready.tokens
     if ready.test_docs is not None and ready.example_docs is not None:
         batch.test_docs = ready.test_docs
         batch.about_tests = np.fromiter((t.about_tests for t in terms), dtype=bool)
@@ -454,10 +453,9 @@ def _evaluate_batch(
             began = time.perf_counter()
             runs, _ = resolve(policy, t, embedded=hints is not None)
             ran[policy.name] = runs
-            ranks[policy.name] = runs.combiner.first_target(batch, i, targets)
+            rank, cost = runs.combiner.first_target_cost(batch, i, targets)
             clock[policy.name] += time.perf_counter() - began
-            above = runs.combiner.run_order(batch, i, ranks[policy.name] - 1)
-            inspected[policy.name] = (int(ready.chars[above].sum()), int(ready.tokens[above].sum()))
+            ranks[policy.name], inspected[policy.name] = rank, cost
         if writer is not None:
             for name, runs in ran.items():
                 writer.write(name, q.id, runs.combiner.run_order(batch, i, chosen.depth))

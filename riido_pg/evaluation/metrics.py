@@ -33,6 +33,7 @@ __all__ = [
     "Measure",
     "Metric",
     "aggregate",
+    "aggregate_ranks",
     "first_target_rank",
     "records",
     "rounded",
@@ -108,3 +109,17 @@ def aggregate(metrics: Iterable[Metric]) -> dict[str, float]:
     for m in metrics:
         values.setdefault(m.measure, []).append(m.value)
     return {name: math.fsum(v) / len(v) for name, v in values.items()}
+
+
+def aggregate_ranks(
+    ranks: Sequence[int], measures: Sequence[Measure] = MEASURES
+) -> dict[str, float]:
+    """:func:`aggregate` of the questions' :func:`records`, one first-target rank per
+    question, without a record object per question and measure: the same values
+    summed by the same fsum (empty: nothing)."""
+    for rank in ranks:
+        if rank < 1:
+            raise ValueError(f"rank must be at least 1, got {rank}")
+    if not ranks:
+        return {}
+    return {m.name: math.fsum([m.of_rank(r) for r in ranks]) / len(ranks) for m in measures}

@@ -7,6 +7,7 @@ baseline and per-repository figures are derived from those ranks.
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from riido_pg.evaluation.inspection import INSPECTION_NAMES, Inspected, summarize
-from riido_pg.evaluation.metrics import MEASURE_NAMES, aggregate, records, rounded
+from riido_pg.evaluation.metrics import MEASURE_NAMES, aggregate_ranks, rounded
 from riido_pg.evaluation.significance import LEVEL, RESAMPLES, SEED, Interval, paired_interval
 from riido_pg.ranking.policies import BM25, IDENTIFIER_BM25_BASELINE_FIRST, get_policy
 
@@ -69,6 +70,9 @@ class Evaluation:
     #: question, extra load seconds, extra bytes stored; under "process", the run's
     #: peak resident memory. Not byte-identical on re-run.
     costs: dict[str, dict[str, float]] | None = None
+    #: What :meth:`to_dict` computed (its output and the means over every question),
+    #: kept so a table and a JSON file of one evaluation compute them once.
+    _memo: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     @property
     def snapshot_id(self) -> str | None:
@@ -84,14 +88,25 @@ class Evaluation:
         self, results: Sequence[QuestionResult] | None = None
     ) -> dict[str, dict[str, float]]:
         """Mean of each measure, per policy (unrounded)."""
-        chosen = self.results if results is None else results
+        if results is None:
+            return copy.deepcopy(self._means())
+        return self._metrics(results)
+
+    def _metrics(self, chosen: Sequence[QuestionResult]) -> dict[str, dict[str, float]]:
         return {
             p: {
-                **aggregate(m for r in chosen for m in records(r.question_id, r.ranks[p])),
+                **aggregate_ranks([r.ranks[p] for r in chosen]),
                 **summarize([r.inspected[p] for r in chosen if p in r.inspected]),
             }
             for p in self.policies
         }
+
+    def _means(self) -> dict[str, dict[str, float]]:
+        """:meth:`metrics` over every question, computed once."""
+        if "means" not in self._memo:
+            self._memo["means"] = self._metrics(self.results)
+        means: dict[str, dict[str, float]] = self._memo["means"]
+        return means
 
     def versus(self, reference: str) -> dict[str, dict[str, int]]:
         """Per policy (but ``reference``): questions whose first-target rank is better,
@@ -123,7 +138,7 @@ class Evaluation:
         significant difference."""
         if CONTROL not in self.policies:
             return {}
-        means = self.metrics()
+        means = self._means()
         bm25 = means[BM25] if BM25 in means else None
         base_r1 = bm25["recall@1"] if bm25 is not None else self.metrics_of(BM25)["recall@1"]
         out: dict[str, dict[str, Any]] = {}
@@ -161,7 +176,7 @@ class Evaluation:
         )
 
     def metrics_of(self, policy: str) -> dict[str, float]:
-        return aggregate(m for r in self.results for m in records(r.question_id, r.ranks[policy]))
+        return aggregate_ranks([r.ranks[policy] for r in self.results])
 
     def repos(self) -> dict[str, list[QuestionResult]]:
         """Evaluated questions per non-empty repo."""
@@ -172,7 +187,13 @@ class Evaluation:
         return by_repo
 
     def to_dict(self) -> dict[str, Any]:
-        """The output object, figures rounded to 6 decimals."""
+        """The output object, figures rounded to 6 decimals (computed once; each
+        call returns its own copy)."""
+        if "dict" not in self._memo:
+            self._memo["dict"] = self._to_dict()
+        return copy.deepcopy(self._memo["dict"])
+
+    def _to_dict(self) -> dict[str, Any]:
 
         def table(means: dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
             names = (*MEASURE_NAMES, *INSPECTION_NAMES)
@@ -189,9 +210,9 @@ class Evaluation:
                 **self.corpus.config_fields(),
                 **({} if self.fused_weight is None else {"fused_weight": self.fused_weight}),
             },
-            "policies": table(self.metrics()),
+            "policies": table(self._means()),
             "versus_baseline": self.versus_baseline(),
-            "per_repo": {repo: table(self.metrics(rs)) for repo, rs in self.repos().items()},
+            "per_repo": {repo: table(self._metrics(rs)) for repo, rs in self.repos().items()},
             **self._judged(),
         }
 

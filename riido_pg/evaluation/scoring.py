@@ -100,7 +100,18 @@ class ColumnWeights:
     """Sparse BM25 weights of one column restricted to the questions' lexemes."""
 
     questions: sp.csr_matrix  # questions x terms, 0/1, sorted indices
-    weights: sp.csr_matrix  # terms x documents (id order), integer units
+    by_document: sp.csr_matrix  # documents (id order) x terms, integer units
+
+    @property
+    def weights(self) -> sp.csr_matrix:
+        """Terms x documents."""
+        return self.by_document.T.tocsr()
+
+    def scores(self, start: int, stop: int) -> sp.csr_matrix:
+        """Questions ``start:stop`` x documents: each question's scores, indices
+        sorted. Computed as documents x questions and transposed (a transpose sorts
+        the indices in one pass, cheaper than sorting the product's rows)."""
+        return (self.by_document @ self.questions[start:stop].T.tocsr()).T.tocsr()
 
 
 def column_weights(
@@ -116,8 +127,7 @@ def column_weights(
     total = int(indptr[-1])
     ords = np.fromiter((o for r in result for o in r[1]), dtype=np.int64, count=total)
     units = np.fromiter((u for r in result for u in r[2]), dtype=np.int64, count=total)
-    w = sp.csr_matrix((units, docs.place(ords), indptr), shape=(len(result), docs.count))
-    w.sort_indices()
+    w = sp.csc_matrix((units, docs.place(ords), indptr), shape=(docs.count, len(result)))
     q_indptr = [0]
     q_indices: list[int] = []
     for lx in lexemes:
@@ -132,7 +142,7 @@ def column_weights(
         shape=(len(lexemes), len(result)),
     )
     q.has_sorted_indices = True
-    return ColumnWeights(q, w)
+    return ColumnWeights(q, w.tocsr())
 
 
 @dataclass(slots=True)
@@ -147,6 +157,9 @@ class FirstTargets:
     best: IntArray
     best_score: FloatArray
     before: BoolArray  # per stored score: does that document rank before the first target?
+    #: Every question's stored documents ranked before its first target, in ranking
+    #: order, one flat list, and where each question's start (computed on first use).
+    _ahead: tuple[list[int], list[int]] | None = None
 
     def _row(self, i: int) -> tuple[IntArray, FloatArray, slice]:
         sl = slice(int(self.scores.indptr[i]), int(self.scores.indptr[i + 1]))
@@ -163,13 +176,47 @@ class FirstTargets:
 
     def prefix(self, i: int) -> list[int]:
         """The ranking down to (and including) question i's first target."""
-        ords, data, sl = self._row(i)
-        mask = self.before[sl]
-        o, d = ords[mask], data[mask]
-        ahead = o[np.lexsort((o, -d))].tolist()
+        flat, starts = self._ahead_lists()
+        ahead = flat[starts[i] : starts[i + 1]]
         if self.best_score[i] == 0:  # the zero-score documents before it, in id order
-            ahead += self._zeros(ords, int(self.best[i]))
-        return [*ahead, int(self.best[i])]
+            ahead += self._zeros(self._row(i)[0], int(self.best[i]))
+        ahead.append(int(self.best[i]))
+        return ahead
+
+    def _ahead_lists(self) -> tuple[list[int], list[int]]:
+        """The batch's documents ahead of the first targets, sorted once (score
+        descending, place ascending, per question)."""
+        if self._ahead is None:
+            m = self.scores
+            picked = np.flatnonzero(self.before)
+            rows = np.repeat(np.arange(m.shape[0], dtype=np.int64), np.diff(m.indptr))[picked]
+            ords, data = m.indices[picked], m.data[picked]
+            starts = np.zeros(m.shape[0] + 1, dtype=np.int64)
+            np.cumsum(np.bincount(rows, minlength=m.shape[0]), out=starts[1:])
+            flat = ords[np.lexsort((ords, -data, rows))]
+            self._ahead = (flat.tolist(), starts.tolist())
+        return self._ahead
+
+    def above_sums(self, values: IntArray) -> IntArray:
+        """Per question, the sums of ``values`` (places x measures, integers) over
+        the documents ranked above its first target (questions x measures): the
+        stored scores :attr:`before` marks, and for a zero-score target the
+        zero-score documents with a smaller place (every place below it, less the
+        stored ones)."""
+        m = self.scores
+
+        def masked(mask: BoolArray) -> IntArray:
+            picked = sp.csr_matrix((mask.astype(np.int64), m.indices, m.indptr), shape=m.shape)
+            return picked @ values  # type: ignore[no-any-return]
+
+        total = masked(self.before)
+        zero = self.best_score == 0
+        if zero.any():
+            lower = m.indices < np.repeat(self.best, np.diff(m.indptr))
+            below = np.zeros((len(values) + 1, values.shape[1]), dtype=np.int64)
+            np.cumsum(values, axis=0, out=below[1:])
+            total = total + np.where(zero[:, None], below[self.best] - masked(lower), 0)
+        return total
 
     def order(self, i: int, depth: int) -> list[int]:
         """The first ``depth`` documents of question i's ranking: when fewer than the
@@ -185,6 +232,13 @@ class FirstTargets:
             return top[np.lexsort((top, -scores))][:depth].tolist()  # type: ignore[no-any-return]
         ranked: list[int] = ords[np.lexsort((ords, -data))].tolist()
         return ranked + self._zeros(ords, self.n_docs, depth - len(ranked))
+
+
+def _row_sums(values: IntArray, indptr: IntArray) -> IntArray:
+    """Per CSR row, the sum of its entries' ``values``."""
+    total = np.zeros(len(values) + 1, dtype=np.int64)
+    np.cumsum(values, out=total[1:])
+    return total[indptr[1:]] - total[indptr[:-1]]
 
 
 def first_targets(
@@ -210,9 +264,7 @@ def first_targets(
     before = (scores.data > entry_best) | ((scores.data == entry_best) & lower)
 
     def per_row(mask: BoolArray) -> IntArray:
-        total = np.zeros(len(mask) + 1, dtype=np.int64)
-        np.cumsum(mask, out=total[1:])
-        return total[indptr[1:]] - total[indptr[:-1]]  # type: ignore[no-any-return]
+        return _row_sums(mask.astype(np.int64), indptr)
 
     # a zero-score target: the zero-score documents with a smaller place are ahead too
     zeros_below = np.where(best_score == 0, best - per_row(lower), 0)
@@ -249,7 +301,13 @@ class Batch:
     #: places, 0/1; None when no policy of the evaluation needs it).
     qualified: sp.csr_matrix | None = None
     derived: dict[str, sp.csr_matrix] = field(default_factory=dict)
+    #: Per document place: its characters and estimated tokens (inspection costs;
+    #: None when not given, then every cost is 0).
+    chars: IntArray | None = None
+    tokens: IntArray | None = None
     _firsts: dict[str, FirstTargets] = field(default_factory=dict)
+    _above: dict[str, IntArray] = field(default_factory=dict)
+    _cost_table: IntArray | None = None
 
     def derive(self, key: str, matrix: sp.csr_matrix) -> None:
         self.derived[key] = matrix
@@ -271,6 +329,27 @@ class Batch:
         if name == MODEL:
             return self.hints[i] or []
         return self.firsts(name).prefix(i)
+
+    def cost_above(self, key: str, i: int) -> tuple[int, int]:
+        """Characters and tokens above question i's first target by ``key``,
+        computed for the whole batch on first use."""
+        if key not in self._above:
+            self._above[key] = self.firsts(key).above_sums(self._costs())
+        chars, tokens = self._above[key][i].tolist()
+        return chars, tokens
+
+    def cost_of(self, places: Sequence[int]) -> tuple[int, int]:
+        chars, tokens = self._costs()[np.asarray(places, dtype=np.int64)].sum(axis=0).tolist()
+        return chars, tokens
+
+    def _costs(self) -> IntArray:
+        """Places x (characters, tokens)."""
+        if self._cost_table is None:
+            zero = np.zeros(self.n_docs, dtype=np.int64)
+            chars = self.chars if self.chars is not None else zero
+            tokens = self.tokens if self.tokens is not None else zero
+            self._cost_table = np.column_stack([chars, tokens]).astype(np.int64)
+        return self._cost_table
 
     def order(self, name: str, i: int, depth: int) -> list[int]:
         if name == MODEL:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import islice
 
-from riido_pg.ranking.interleave import iter_interleave
+from riido_pg.ranking.interleave import interleave_until, iter_interleave
 from riido_pg.ranking.policy.skeleton import (
     COLUMNS,
     HINTS,
@@ -62,10 +62,15 @@ class Interleave(Base):
 
     def first_target(self, batch: EvalScores, i: int, targets: set[int]) -> int:
         first, second = (batch.prefix(name, i) for name in self.lists)
-        for rank, item in enumerate(iter_interleave(first, second), start=1):
-            if item in targets:
-                return rank
-        raise ValueError("no target in the ranking")
+        return interleave_until(first, second, targets)[0]
+
+    def first_target_cost(
+        self, batch: EvalScores, i: int, targets: set[int]
+    ) -> tuple[int, tuple[int, int]]:
+        """One walk of the two prefixes: the rank, and the documents above it."""
+        first, second = (batch.prefix(name, i) for name in self.lists)
+        rank, above = interleave_until(first, second, targets)
+        return rank, batch.cost_of(above)
 
     def run_order(self, batch: EvalScores, i: int, depth: int) -> list[int]:
         first, second = (batch.order(name, i, depth) for name in self.lists)

@@ -40,6 +40,12 @@ class Single(Base):
     def run_order(self, batch: EvalScores, i: int, depth: int) -> list[int]:
         return batch.order(self.lists[0], i, depth)
 
+    def first_target_cost(
+        self, batch: EvalScores, i: int, targets: set[int]
+    ) -> tuple[int, tuple[int, int]]:
+        col = self.lists[0]
+        return batch.rank_of_first(col, i), batch.cost_above(col, i)
+
 
 POLICIES = (
     Policy(BM25, Single(RAW), "BM25 over the raw column (the default)"),

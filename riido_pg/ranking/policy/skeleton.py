@@ -169,6 +169,13 @@ class EvalScores(Protocol):
     def reciprocal_ranks(self, col: str, k: float) -> sp.csr_matrix:
         """1 / (k + rank) of every document a column matches, per question."""
 
+    def cost_above(self, key: str, i: int) -> tuple[int, int]:
+        """What a reader reads above question ``i``'s first target in the ranking by
+        ``key``: the characters and estimated tokens of those documents."""
+
+    def cost_of(self, places: Sequence[int]) -> tuple[int, int]:
+        """The characters and estimated tokens of these documents."""
+
 
 class Combiner(Protocol):
     """How a policy turns its ranked lists into one ranking, on both paths."""
@@ -203,6 +210,12 @@ class Combiner(Protocol):
 
     def run_order(self, batch: EvalScores, i: int, depth: int) -> list[int]:
         """Inside the evaluation: the first ``depth`` documents of question ``i``."""
+
+    def first_target_cost(
+        self, batch: EvalScores, i: int, targets: set[int]
+    ) -> tuple[int, tuple[int, int]]:
+        """Inside the evaluation: the rank of question ``i``'s first target and the
+        cost (characters, estimated tokens) of the documents ranked above it."""
 
 
 class Base(ABC):
@@ -251,6 +264,12 @@ class Base(ABC):
 
     @abstractmethod
     def run_order(self, batch: EvalScores, i: int, depth: int) -> list[int]: ...
+
+    def first_target_cost(
+        self, batch: EvalScores, i: int, targets: set[int]
+    ) -> tuple[int, tuple[int, int]]:
+        rank = self.first_target(batch, i, targets)
+        return rank, batch.cost_of(self.run_order(batch, i, rank - 1))
 
 
 def column_rows(given: RankInput, col: str) -> Plan[list[Row]]:
@@ -365,6 +384,11 @@ class Scored(Base):
 
     def run_order(self, batch: EvalScores, i: int, depth: int) -> list[int]:
         return batch.order(self.key, i, depth)
+
+    def first_target_cost(
+        self, batch: EvalScores, i: int, targets: set[int]
+    ) -> tuple[int, tuple[int, int]]:
+        return batch.rank_of_first(self.key, i), batch.cost_above(self.key, i)
 
 
 # -- the policy ---------------------------------------------------------------------
