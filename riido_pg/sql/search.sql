@@ -307,6 +307,21 @@ SELECT format($f$
          ELSE '' END)
 $$;
 
+-- The id of document t.doc_ord of the path $1 (sql/doc_id.sql), as the text of a scalar
+-- subquery for the statements composed here: read inline, not through a PL/pgSQL
+-- function, which costs a call per document (at a million functions, 55 ms for the
+-- 161 documents tied in one question's top).
+CREATE OR REPLACE FUNCTION riido.search_doc_id_sql() RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+SELECT $f$(
+    SELECT d.doc_id FROM riido.documents AS d
+    WHERE d.segment_id = (
+              SELECT g.segment_id FROM riido.segments AS g
+              WHERE g.segment_id = ANY($1)
+                AND t.doc_ord >= g.first_ord AND t.doc_ord < g.first_ord + g.documents)
+      AND d.doc_ord = t.doc_ord)$f$
+$$;
+
 -- One column's matches (CTE a_scored) numbered in its ranking's order, score
 -- descending then id, as riido_pg.ranking.bm25._ranked numbers them for
 -- identifier_bm25_rrf's sql/rank_score.sql: the id (sql/doc_id.sql inline) is read only for a document whose
@@ -320,17 +335,10 @@ SELECT CASE WHEN a_segments = 1 THEN format($f$
 ELSE format($f$
     SELECT x.doc_ord, x.units, row_number() OVER (ORDER BY x.units DESC, x.doc_id) AS r
     FROM (SELECT t.doc_ord, t.units,
-                 CASE WHEN t.tied THEN (
-                     SELECT d.doc_id FROM riido.documents AS d
-                     WHERE d.segment_id = (
-                               SELECT g.segment_id FROM riido.segments AS g
-                               WHERE g.segment_id = ANY($1)
-                                 AND t.doc_ord >= g.first_ord
-                                 AND t.doc_ord < g.first_ord + g.documents)
-                       AND d.doc_ord = t.doc_ord) END AS doc_id
+                 CASE WHEN t.tied THEN %2$s END AS doc_id
           FROM (SELECT s.doc_ord, s.units,
                        count(*) OVER (PARTITION BY s.units) > 1 AS tied
-                FROM %1$I AS s) AS t) AS x$f$, a_scored)
+                FROM %1$I AS s) AS t) AS x$f$, a_scored, riido.search_doc_id_sql())
 END
 $$;
 
@@ -430,7 +438,7 @@ qualified AS MATERIALIZED (
     SELECT t.doc_ord
     FROM summed AS t
     CROSS JOIN LATERAL (
-        SELECT to_tsvector($17, riido.qualified_words(riido.search_doc_id($1, t.doc_ord)))
+        SELECT to_tsvector($17, riido.qualified_words($s$ || riido.search_doc_id_sql() || $s$))
                AS tsv
         OFFSET 0
     ) AS v
@@ -454,7 +462,7 @@ top AS (
     WHERE (p.score >= (SELECT k.score FROM pos AS k ORDER BY k.score DESC
                        OFFSET $11 - 1 LIMIT 1)) IS NOT FALSE
 ),
-named AS (SELECT t.*, riido.search_doc_id($1, t.doc_ord) AS doc_id FROM top AS t),
+named AS (SELECT t.*, $s$ || riido.search_doc_id_sql() || $s$ AS doc_id FROM top AS t),
 need AS (SELECT greatest($11 - count(*), 0) AS c FROM named)
 SELECT r.doc_ord, r.score, r.raw, r.ident
 FROM (
@@ -539,22 +547,6 @@ USING a_segments, a_removed, a_n, a_len, a_k1, a_b, a_col, a_lexemes, a_only, sc
 END
 $$;
 
--- The id of document a_ord of a path (sql/doc_id.sql).
-CREATE OR REPLACE FUNCTION riido.search_doc_id(a_segments uuid[], a_ord integer) RETURNS text
-LANGUAGE plpgsql STABLE STRICT PARALLEL SAFE AS $$
-BEGIN
-RETURN (
-SELECT d.doc_id FROM riido.documents AS d
-WHERE d.segment_id = (
-          SELECT g.segment_id FROM riido.segments AS g
-          WHERE g.segment_id = ANY(a_segments)
-            AND a_ord >= g.first_ord AND a_ord < g.first_ord + g.documents
-      )
-  AND d.doc_ord = a_ord
-);
-END
-$$;
-
 -- The first a_count documents of a snapshot that neither a_matched nor a_removed
 -- holds, in id byte order (sql/zeros.sql: the zero-score tail of every ranking).
 CREATE OR REPLACE FUNCTION riido.search_zeros(
@@ -604,7 +596,7 @@ top AS (
     WHERE (s.units >= (SELECT k.units FROM scored AS k ORDER BY k.units DESC
                        OFFSET $9 - 1 LIMIT 1)) IS NOT FALSE
 ),
-named AS (SELECT t.doc_ord, t.units, riido.search_doc_id($1, t.doc_ord) AS doc_id FROM top AS t),
+named AS (SELECT t.doc_ord, t.units, $s$ || riido.search_doc_id_sql() || $s$ AS doc_id FROM top AS t),
 need AS (SELECT greatest($9 - count(*), 0) AS c FROM named)
 SELECT r.doc_ord, r.units
 FROM (
@@ -846,7 +838,13 @@ BEGIN
     END IF;
 
     RETURN QUERY
-    SELECT o.pos::integer, riido.search_doc_id(segs, o.doc_ord),
+    SELECT o.pos::integer,
+           (SELECT d.doc_id FROM riido.documents AS d
+            WHERE d.segment_id = (
+                      SELECT g.segment_id FROM riido.segments AS g
+                      WHERE g.segment_id = ANY(segs)
+                        AND o.doc_ord >= g.first_ord AND o.doc_ord < g.first_ord + g.documents)
+              AND d.doc_ord = o.doc_ord),
            coalesce(r.units, 0)::float8 / cfg.scale,
            CASE WHEN identifier
                 THEN coalesce(i.units, 0)::float8 / cfg.scale END,
