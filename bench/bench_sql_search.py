@@ -139,6 +139,12 @@ def main() -> None:
             ids.extend(
                 r[0] for r in conn.execute("SELECT doc_id FROM riido.documents LIMIT 100000")
             )
+            # what the kept database holds, not --functions' default
+            row = conn.execute(
+                "SELECT document_count FROM riido.snapshots WHERE snapshot_id = 'bench'"
+            ).fetchone()
+            assert row is not None, "the database holds no snapshot 'bench'"
+            args.functions = int(row[0])
         else:
             load_snapshot(conn, "bench", documents(), jobs=args.jobs)
             conn.execute("ANALYZE")
