@@ -33,6 +33,7 @@ from riido_pg.ranking.policies import (
     OUT_OF_SCOPE,
     STRUCTURE_BM25,
     STRUCTURE_EXAMPLE_PRIOR,
+    STRUCTURE_LENGTH_PRIOR,
     STRUCTURE_NAME_MATCH,
     STRUCTURE_TEST_PRIOR,
     STRUCTURE_W_IDENT,
@@ -119,6 +120,13 @@ def _units(docs: dict[str, dict[str, int]], query: set[str], b: float) -> dict[s
     return out
 
 
+def _length_factor(conn: psycopg.Connection[Any], text: str) -> float:
+    """The length prior: (1 + ln(1 + the raw column's length)) ^ its exponent, the
+    length being the raw tsvector's positions (BM25's dl)."""
+    dl = sum(_counts(conn, text).values())
+    return (1 + math.log(1 + dl)) ** STRUCTURE_LENGTH_PRIOR
+
+
 @pytest.fixture(scope="module")
 def corpus(db: Database) -> list[Document]:
     docs = [*stdlib_functions(250), *TESTS, *EXAMPLES]
@@ -141,6 +149,7 @@ def _expected(
     for d in docs:
         r, i, n = (x[d.id] / SCALE for x in (raw, ident, name))
         score = r + STRUCTURE_W_IDENT * i + STRUCTURE_W_NAME * n
+        score *= _length_factor(conn, d.text)
         qualified = set(_counts(conn, qualified_words(d.id)))
         if qualified and qualified <= ident_q:
             score *= STRUCTURE_NAME_MATCH
@@ -288,15 +297,18 @@ def test_a_question_holding_a_qualified_name_lifts_it(
     conn: psycopg.Connection[Any], corpus: list[Document]
 ) -> None:
     """A document whose qualified name's words are all in the question
-    (``configparser.py:read``) scores the sum of its fields times the name match; one
-    whose qualified name the question holds only in part is not lifted."""
+    (``configparser.py:read``) scores the sum of its fields times the length prior
+    and the name match; one whose qualified name the question holds only in part is
+    not lifted."""
     query = "read a config file"
     got = {c.id: c for c in rank_snapshot(conn, "st", query, policy=STRUCTURE_BM25).candidates}
+    texts = {d.id: d.text for d in corpus}
     lifted = []
     for doc_id, c in got.items():
         assert c.score is not None
         fields = (c.bm25_score or 0) + STRUCTURE_W_IDENT * (c.identifier_bm25_score or 0)
         fields += STRUCTURE_W_NAME * (c.to_dict()["name_bm25_score"] or 0)
+        fields *= _length_factor(conn, texts[doc_id])
         lexemes = set(_counts(conn, qualified_words(doc_id)))  # before_read: {read}
         held = bool(lexemes) and lexemes <= set(_counts(conn, query))
         factor = STRUCTURE_NAME_MATCH if held else 1.0

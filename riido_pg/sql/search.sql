@@ -341,13 +341,15 @@ $$;
 -- with every document tied with the last (sql/rank_tail.sql), then the zero tail in
 -- id order. a_w1..a_w5 are the policy's constants: fused w; RRF k; structure w_ident,
 -- w_name, the test and example priors and the name match factor (a_config: the
--- snapshot's text search configuration, which structure reads qualified names with).
+-- snapshot's text search configuration, which structure reads qualified names with;
+-- a_w6: structure's length prior exponent).
 -- Rows (doc_ord, score, raw units, identifier units) in rank order.
 CREATE OR REPLACE FUNCTION riido.search_fusion(
     a_segments uuid[], a_removed integer[], a_n bigint, a_len_raw bigint, a_k1 float8,
     a_b float8, a_raw text[], a_len_ident bigint, a_ident text[], a_k integer,
     a_policy text, a_w1 float8, a_w2 float8 DEFAULT NULL, a_w3 float8 DEFAULT NULL,
-    a_w4 float8 DEFAULT NULL, a_w5 float8 DEFAULT NULL, a_config regconfig DEFAULT NULL
+    a_w4 float8 DEFAULT NULL, a_w5 float8 DEFAULT NULL, a_config regconfig DEFAULT NULL,
+    a_w6 float8 DEFAULT NULL
 ) RETURNS TABLE (doc_ord integer, score float8, raw bigint, ident bigint)
 LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
 DECLARE
@@ -391,6 +393,8 @@ matched AS (
     ELSE
         -- structure_bm25: the name field is the identifier query against each
         -- document's name, BM25 with b = 0 (its length never read: N stands in);
+        -- the length prior reads each matched document's raw length (len_raw, as
+        -- riido_pg.ranking.policy.structure's lengths);
         -- the name match as riido_pg.ranking.policy.structure's qualified, looked at only for
         -- the documents that may reach the first a_k with it (bar)
         stmt := stmt
@@ -405,6 +409,19 @@ kinds AS MATERIALIZED (
     WHERE p.segment_id = ANY($1) AND p.col = 'kind' AND p.lexeme IN ('test', 'example')
     GROUP BY u.doc_ord
 ),
+lengths AS MATERIALIZED (
+    SELECT m.doc_ord,
+           (SELECT x.len_raw FROM riido.documents AS d
+            JOIN riido.texts AS x ON x.key = d.text_key
+            WHERE d.segment_id = (
+                      SELECT g.segment_id FROM riido.segments AS g
+                      WHERE g.segment_id = ANY($1)
+                        AND m.doc_ord >= g.first_ord
+                        AND m.doc_ord < g.first_ord + g.documents)
+              AND d.doc_ord = m.doc_ord) AS len
+    FROM (SELECT doc_ord FROM scored_raw UNION SELECT doc_ord FROM scored_ident
+          UNION SELECT doc_ord FROM scored_name) AS m
+),
 sums AS (
     SELECT coalesce(r.doc_ord, i.doc_ord) AS doc_ord,
            coalesce(r.units, 0) AS raw, coalesce(i.units, 0) AS ident
@@ -414,13 +431,15 @@ summed AS MATERIALIZED (
     SELECT coalesce(s.doc_ord, n.doc_ord) AS doc_ord,
            coalesce(s.raw, 0) AS raw, coalesce(s.ident, 0) AS ident,
            coalesce(n.units, 0) AS name,
-           coalesce(s.raw, 0)::float8 / $10
-           + $12 * (coalesce(s.ident, 0)::float8 / $10)
-           + $13 * (coalesce(n.units, 0)::float8 / $10) AS fields,
+           (coalesce(s.raw, 0)::float8 / $10
+            + $12 * (coalesce(s.ident, 0)::float8 / $10)
+            + $13 * (coalesce(n.units, 0)::float8 / $10))
+           * power(1::float8 + ln(1::float8 + l.len::float8), $18) AS fields,
            coalesce(t.prior, 1::float8) AS prior
     FROM sums AS s
     FULL JOIN scored_name AS n ON n.doc_ord = s.doc_ord
     LEFT JOIN kinds AS t ON t.doc_ord = coalesce(s.doc_ord, n.doc_ord)
+    LEFT JOIN lengths AS l ON l.doc_ord = coalesce(s.doc_ord, n.doc_ord)
 ),
 bar AS (
     SELECT x.fields * x.prior AS score FROM summed AS x
@@ -474,7 +493,7 @@ LIMIT $11$s$;
     RETURN QUERY EXECUTE stmt
     USING a_segments, a_removed, a_n, a_len_raw, a_k1, a_b, a_raw, a_len_ident, a_ident,
           (SELECT c.scale FROM riido.search_settings() AS c), a_k::int8, a_w1, a_w2, a_w3,
-          a_w4, a_w5, a_config;
+          a_w4, a_w5, a_config, a_w6;
 END
 $$;
 
@@ -839,7 +858,7 @@ BEGIN
                              WHEN 'identifier_bm25_rrf' THEN cfg.rrf_k
                              ELSE cfg.structure_w_ident END,
                  cfg.structure_w_name, test_prior, example_prior, cfg.structure_name_match,
-                 snap.text_config::regconfig)
+                 snap.text_config::regconfig, cfg.structure_length_prior)
              WITH ORDINALITY AS f(doc_ord, score, raw, ident, o);
         r_ords := out_ords;
         i_ords := out_ords;

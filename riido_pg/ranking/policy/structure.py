@@ -1,18 +1,22 @@
 """``structure_bm25``: one ranking by ``(bm25 + w_ident * identifier_bm25 + w_name *
-name_bm25) * match * prior`` (README "Ranking with structure"). The name field is BM25
+name_bm25) * length * match * prior`` (README "Ranking with structure"). The name field is BM25
 with b = 0 of the identifier-split query against each document's name (its path and
 qualified name, :mod:`riido_pg.fields`); ``match`` is ``name_match`` for a document
 whose qualified name has lexemes, every one of them among the query's identifier
-lexemes (``Context.invoke`` for "invoke the context"), else 1; the prior is the least of
+lexemes (``Context.invoke`` for "invoke the context"), else 1; ``length`` is
+``(1 + ln(1 + len)) ^ length_prior``, ``len`` the document's length in the raw column
+(its tokens, as BM25 counts them: ``riido.texts.len_raw``); the prior is the least of
 ``test_prior`` for a test document (kind ``test``) unless the question is about
 tests, ``example_prior`` for documentation, example or benchmark code (kind
 ``example``) unless the question is about those, and 1. A document whose score is 0
 ranks with the unmatched ones.
 
-Parameters ``w_ident``, ``w_name``, ``test_prior``, ``example_prior``, ``name_match``."""
+Parameters ``w_ident``, ``w_name``, ``test_prior``, ``example_prior``, ``name_match``,
+``length_prior``."""
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from psycopg import sql
@@ -36,6 +40,8 @@ from riido_pg.ranking.policy.skeleton import (
 from riido_pg.ranking.terms import QueryTerms
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     import scipy.sparse as sp
 
 __all__ = [
@@ -43,6 +49,7 @@ __all__ = [
     "POLICIES",
     "STRUCTURE_BM25",
     "STRUCTURE_EXAMPLE_PRIOR",
+    "STRUCTURE_LENGTH_PRIOR",
     "STRUCTURE_NAME_MATCH",
     "STRUCTURE_TEST_PRIOR",
     "STRUCTURE_W_IDENT",
@@ -56,13 +63,15 @@ STRUCTURE_BM25 = "structure_bm25"
 #: bench/structure.py has the sweep): the identifier column's weight, the name
 #: field's weight, the factor of a document's score when the question holds every
 #: lexeme of its qualified name, the factor of a test document's score when the
-#: question is not about tests, and that of documentation, example or benchmark code
-#: when the question is not about those.
+#: question is not about tests, that of documentation, example or benchmark code
+#: when the question is not about those, and the exponent of the length prior
+#: (1 + ln(1 + the document's raw length)) ^ e, which lifts longer functions a little.
 STRUCTURE_W_IDENT = 6.0
 STRUCTURE_W_NAME = 6.0
 STRUCTURE_NAME_MATCH = 1.75
 STRUCTURE_TEST_PRIOR = 0.3
 STRUCTURE_EXAMPLE_PRIOR = 0.5
+STRUCTURE_LENGTH_PRIOR = 0.1
 
 PARAMS = (
     Param("w_ident", STRUCTURE_W_IDENT, AT_LEAST_ZERO, "the identifier column's weight"),
@@ -70,6 +79,7 @@ PARAMS = (
     Param("test_prior", STRUCTURE_TEST_PRIOR, UNIT_INTERVAL, "the test prior"),
     Param("example_prior", STRUCTURE_EXAMPLE_PRIOR, UNIT_INTERVAL, "the example prior"),
     Param("name_match", STRUCTURE_NAME_MATCH, AT_LEAST_ONE, "the qualified-name match factor"),
+    Param("length_prior", STRUCTURE_LENGTH_PRIOR, AT_LEAST_ZERO, "the length prior's exponent"),
 )
 
 #: Each document of kind test or example with its prior: the least factor of its
@@ -85,6 +95,40 @@ _KINDS = sql.SQL(
     "    GROUP BY x.doc_ord\n"
     ")"
 ).format(test=param("test_prior"), example=param("example_prior"), kinds=bm25.KINDS)
+
+
+#: The raw-column length (riido.texts.len_raw, the dl BM25 reads) of every document a
+#: column matched: the segment holding its ord, then one look-up on riido.documents'
+#: and riido.texts' primary keys (as sql/doc_id.sql reads an id).
+_LENGTHS = sql.SQL(
+    "lengths AS MATERIALIZED (\n"
+    "    SELECT m.doc_ord,\n"
+    "           (SELECT x.len_raw FROM riido.documents AS d\n"
+    "            JOIN riido.texts AS x ON x.key = d.text_key\n"
+    "            WHERE d.segment_id = (\n"
+    "                      SELECT g.segment_id FROM riido.segments AS g\n"
+    "                      WHERE g.segment_id = ANY(%(segments)s::uuid[])\n"
+    "                        AND m.doc_ord >= g.first_ord\n"
+    "                        AND m.doc_ord < g.first_ord + g.documents)\n"
+    "              AND d.doc_ord = m.doc_ord) AS len\n"
+    "    FROM (SELECT doc_ord FROM scored_raw UNION SELECT doc_ord FROM scored_ident\n"
+    "          UNION SELECT doc_ord FROM scored_name) AS m\n"
+    ")"
+)
+
+
+def length_factors(lengths: npt.NDArray[np.int64], exponent: float) -> npt.NDArray[np.float64]:
+    """``(1 + ln(1 + len)) ^ exponent`` of each length, as PostgreSQL computes
+    ``power(1 + ln(1 + len), exponent)`` in float8: the C library's log and pow, once
+    per distinct length."""
+    import numpy as np
+
+    distinct, at = np.unique(lengths, return_inverse=True)
+    table = np.array(
+        [math.pow(1.0 + math.log(1.0 + float(n)), exponent) for n in distinct.tolist()],
+        dtype=np.float64,
+    )
+    return table[at.reshape(-1)]
 
 
 #: The k-th best score without the match (k: the limit; none without one): a match
@@ -123,8 +167,8 @@ _QUALIFIED = sql.SQL(
 
 
 class Structure(Scored):
-    """The body's two columns and the name field, weighted, times the name match and
-    the prior."""
+    """The body's two columns and the name field, weighted, times the length prior,
+    the name match and the prior."""
 
     lists = (RAW, IDENT, NAME)
     score_name = "structure_score"
@@ -137,6 +181,7 @@ class Structure(Scored):
         test_prior: float = STRUCTURE_TEST_PRIOR,
         example_prior: float = 1.0,
         name_match: float = 1.0,
+        length_prior: float = 0.0,
     ) -> None:
         super().__init__(
             w_ident=w_ident,
@@ -144,6 +189,7 @@ class Structure(Scored):
             test_prior=test_prior,
             example_prior=example_prior,
             name_match=name_match,
+            length_prior=length_prior,
         )
 
     @property
@@ -166,6 +212,10 @@ class Structure(Scored):
     def name_match(self) -> float:
         return self["name_match"]
 
+    @property
+    def length_prior(self) -> float:
+        return self["length_prior"]
+
     def priors(self, terms: QueryTerms) -> tuple[float, float]:
         """The factors of a test and of an example document's score for these query
         terms (1 for a kind the question is about)."""
@@ -179,13 +229,20 @@ class Structure(Scored):
         return {**self.values, "test_prior": test_prior, "example_prior": example_prior}
 
     def fragment(self, terms: QueryTerms) -> Fragment:
-        fields = sql.SQL("({} + {} * {} + {} * {})").format(
+        fields: sql.Composable = sql.SQL("({} + {} * {} + {} * {})").format(
             value(RAW), param("w_ident"), value(IDENT), param("w_name"), value(NAME)
         )
+        ctes: tuple[sql.Composable, ...] = (_KINDS,)
+        joins: tuple[tuple[str, str], ...] = (("kinds", "t"),)
+        if self.length_prior != 0:
+            fields = sql.SQL("{} * power(1::float8 + ln(1::float8 + l.len::float8), {})").format(
+                fields, param("length_prior")
+            )
+            ctes, joins = (*ctes, _LENGTHS), (*joins, ("lengths", "l"))
         prior = sql.SQL("coalesce({}.prior, 1::float8)")
         if self.name_match == 1:
             score = sql.SQL("{} * {}").format(fields, prior.format(sql.Identifier("t")))
-            return Fragment((RAW, IDENT, NAME), score, ctes=(_KINDS,), joins=(("kinds", "t"),))
+            return Fragment((RAW, IDENT, NAME), score, ctes=ctes, joins=joins)
         # two steps: the fields' sum, then the match (read for the documents that can
         # reach the first k with it) and the prior, in the evaluation's order
         final = sql.SQL(
@@ -194,7 +251,8 @@ class Structure(Scored):
         return Fragment(
             (RAW, IDENT, NAME),
             fields,
-            ctes=(_KINDS,),
+            ctes=ctes,
+            joins=joins[1:],
             final=final,
             post=(_BAR, _QUALIFIED),
             post_joins=(("kinds", "k"), ("qualified", "q")),
@@ -206,6 +264,11 @@ class Structure(Scored):
         raw, ident, name = (batch.scores[c] / bm25.SCALE for c in self.lists)
         summed = (raw + self.w_ident * ident + self.w_name * name).tocsr()
         rows = np.repeat(np.arange(summed.shape[0]), np.diff(summed.indptr))
+        if self.length_prior != 0:
+            assert batch.lengths is not None  # read whenever a policy reads the fields
+            summed.data = summed.data * length_factors(
+                batch.lengths[summed.indices], self.length_prior
+            )
         if batch.qualified is not None and self.name_match != 1:
             matched = batch.qualified.tocoo()
             width = np.int64(summed.shape[1])
@@ -235,8 +298,10 @@ POLICIES = (
             STRUCTURE_TEST_PRIOR,
             STRUCTURE_EXAMPLE_PRIOR,
             STRUCTURE_NAME_MATCH,
+            STRUCTURE_LENGTH_PRIOR,
         ),
         f"bm25 + {STRUCTURE_W_IDENT:g} * identifier_bm25 + {STRUCTURE_W_NAME:g} * name_bm25, "
+        f"x (1 + ln(1 + length)) ^ {STRUCTURE_LENGTH_PRIOR:g}, "
         f"x {STRUCTURE_NAME_MATCH:g} when the question holds every word of the qualified name, "
         f"test code x {STRUCTURE_TEST_PRIOR:g} unless the question is about tests, "
         f"documentation and example code x {STRUCTURE_EXAMPLE_PRIOR:g} unless it is about them",
