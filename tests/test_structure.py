@@ -10,6 +10,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import psycopg
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -40,6 +41,7 @@ from riido_pg.ranking.policies import (
     STRUCTURE_W_NAME,
     evaluated_policies,
 )
+from riido_pg.ranking.policy.structure import length_factors
 from riido_pg.splitting import split_identifiers
 
 K1, B = 1.2, 0.75
@@ -424,3 +426,49 @@ def test_a_limit_keeps_the_name_match_exact(
             rank_snapshot(conn, "st", query, policy=STRUCTURE_BM25, limit=k).candidates
             == (full[:k])
         ), k
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(st.integers(min_value=0, max_value=2_000_000), min_size=1, max_size=40),
+    st.sampled_from([0.05, 0.1, 0.25, 1.0, 2.5]),
+)
+def test_the_length_factors_equal_postgresqls(
+    conn: psycopg.Connection[Any], lengths: list[int], exponent: float
+) -> None:
+    """The evaluation's length prior (one factor per distinct length) is, bit for bit,
+    PostgreSQL's power(1 + ln(1 + len), e) in float8, in the order of the lengths."""
+    got = length_factors(np.asarray(lengths, dtype=np.int64), exponent)
+    want = conn.execute(
+        "SELECT power(1::float8 + ln(1::float8 + n::float8), %s::float8) "
+        "FROM unnest(%s::int8[]) WITH ORDINALITY AS u(n, o) ORDER BY o",
+        (exponent, lengths),
+    ).fetchall()
+    assert got.tolist() == [w for (w,) in want]
+
+
+def test_the_length_prior_lifts_the_longer_of_two_equal_matches(db: Database) -> None:
+    """Two functions matching a question alike, one with more (unmatched) words: BM25
+    alone ranks the shorter first; the length prior, enough to outweigh the length
+    normalisation here, puts the longer first, and 0 keeps BM25's order."""
+    short = Document("a.py:parse_header:1", "def parse_header(line): return split(line)")
+    long = Document(
+        "b.py:parse_header:1",
+        "def parse_header(line):\n" + "    value = other(value, more, words, here)\n" * 12,
+    )
+    filler = [Document(f"c.py:f{i}:1", f"def f{i}(x): return unrelated_{i}(x)") for i in range(20)]
+    with db.connect() as c:
+        load_snapshot(c, "st-length", [short, long, *filler])
+        ranked = [x.id for x in rank_snapshot(c, "st-length", "parse header").candidates][:2]
+        assert ranked == [short.id, long.id]
+        for exponent, first in ((0.0, short.id), (3.0, long.id)):
+            got = rank_snapshot(
+                c,
+                "st-length",
+                "parse header",
+                policy=STRUCTURE_BM25,
+                params={"length_prior": exponent},
+            )
+            assert got.candidates[0].id == first, exponent
