@@ -48,11 +48,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from common import OUT_DIR, base_parser, bench_database, connect
 from corpus import development_corpora
 
 from riido_pg import Database
-from riido_pg.evaluation.significance import paired_interval
+from riido_pg.evaluation.significance import RESAMPLES, SEED, paired_interval
 from riido_pg.ranking import Policy, register_policy
 from riido_pg.ranking.policies import (
     BM25,
@@ -130,6 +131,19 @@ def significantly_lower(m: dict[str, Any], base: dict[str, Any]) -> bool:
     """Is ``m``'s MRR significantly below ``base``'s (paired over questions)?"""
     i = paired_interval([1 / r for r in m["ranks"]], [1 / r for r in base["ranks"]])
     return i.below_zero
+
+
+def mean_difference(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
+    """The MRR difference averaged over corpora (each pair: a variant and its base on
+    one corpus) with its 95 % interval: a bootstrap resampling each corpus's questions
+    apart (paired), then averaging the corpora's mean differences."""
+    rng = np.random.default_rng(SEED)
+    diffs = [np.array([1 / r for r in a["ranks"]]) - [1 / r for r in b["ranks"]] for a, b in pairs]
+    boots = np.mean(
+        [d[rng.integers(0, len(d), size=(RESAMPLES, len(d)))].mean(axis=1) for d in diffs], axis=0
+    )
+    low, high = np.percentile(boots, [2.5, 97.5])
+    return f"{np.mean([d.mean() for d in diffs]):+.4f} [{low:+.4f}, {high:+.4f}]"
 
 
 def measured(m: dict[str, Any]) -> str:
@@ -215,7 +229,10 @@ def main() -> None:
     print("step 4, length prior (the rest kept), by corpus (*: significantly below 0):")
     for g in lengths:
         low = [c for c in corpora if significantly_lower(results[c][g], results[c][lengths[0]])]
-        print(f"  {g}: mean {length_mean[g]:.4f}", " ".join(f"{c}*" for c in low))
+        over = mean_difference([(results[c][g], results[c][lengths[0]]) for c in structure])
+        print(
+            f"  {g}: mean {length_mean[g]:.4f}, difference {over}", " ".join(f"{c}*" for c in low)
+        )
     print(f"chosen: {best_length}")
     if checks:
         print(

@@ -393,10 +393,9 @@ matched AS (
     ELSE
         -- structure_bm25: the name field is the identifier query against each
         -- document's name, BM25 with b = 0 (its length never read: N stands in);
-        -- the length prior reads each matched document's raw length (len_raw, as
-        -- riido_pg.ranking.policy.structure's lengths);
-        -- the name match as riido_pg.ranking.policy.structure's qualified, looked at only for
-        -- the documents that may reach the first a_k with it (bar)
+        -- the length prior and the name match as riido_pg.ranking.policy.structure's
+        -- lengths and qualified (a raw length, len_raw, read by primary key), each
+        -- looked at only for the documents that may reach the first a_k with them (bar)
         stmt := stmt
             || riido.search_column_sql('scored_name', 'name', '$3', '$9', '0::float8',
                                        removed, exact_ident)
@@ -409,19 +408,6 @@ kinds AS MATERIALIZED (
     WHERE p.segment_id = ANY($1) AND p.col = 'kind' AND p.lexeme IN ('test', 'example')
     GROUP BY u.doc_ord
 ),
-lengths AS MATERIALIZED (
-    SELECT m.doc_ord,
-           (SELECT x.len_raw FROM riido.documents AS d
-            JOIN riido.texts AS x ON x.key = d.text_key
-            WHERE d.segment_id = (
-                      SELECT g.segment_id FROM riido.segments AS g
-                      WHERE g.segment_id = ANY($1)
-                        AND m.doc_ord >= g.first_ord
-                        AND m.doc_ord < g.first_ord + g.documents)
-              AND d.doc_ord = m.doc_ord) AS len
-    FROM (SELECT doc_ord FROM scored_raw UNION SELECT doc_ord FROM scored_ident
-          UNION SELECT doc_ord FROM scored_name) AS m
-),
 sums AS (
     SELECT coalesce(r.doc_ord, i.doc_ord) AS doc_ord,
            coalesce(r.units, 0) AS raw, coalesce(i.units, 0) AS ident
@@ -431,19 +417,32 @@ summed AS MATERIALIZED (
     SELECT coalesce(s.doc_ord, n.doc_ord) AS doc_ord,
            coalesce(s.raw, 0) AS raw, coalesce(s.ident, 0) AS ident,
            coalesce(n.units, 0) AS name,
-           (coalesce(s.raw, 0)::float8 / $10
-            + $12 * (coalesce(s.ident, 0)::float8 / $10)
-            + $13 * (coalesce(n.units, 0)::float8 / $10))
-           * power(1::float8 + ln(1::float8 + l.len::float8), $18) AS fields,
+           coalesce(s.raw, 0)::float8 / $10
+           + $12 * (coalesce(s.ident, 0)::float8 / $10)
+           + $13 * (coalesce(n.units, 0)::float8 / $10) AS fields,
            coalesce(t.prior, 1::float8) AS prior
     FROM sums AS s
     FULL JOIN scored_name AS n ON n.doc_ord = s.doc_ord
     LEFT JOIN kinds AS t ON t.doc_ord = coalesce(s.doc_ord, n.doc_ord)
-    LEFT JOIN lengths AS l ON l.doc_ord = coalesce(s.doc_ord, n.doc_ord)
 ),
 bar AS (
     SELECT x.fields * x.prior AS score FROM summed AS x
     ORDER BY 1 DESC OFFSET $11 - 1 LIMIT 1
+),
+lengths AS MATERIALIZED (
+    SELECT t.doc_ord,
+           power(1::float8 + ln(1::float8 + (
+               SELECT x.len_raw FROM riido.documents AS d
+               JOIN riido.texts AS x ON x.key = d.text_key
+               WHERE d.segment_id = (
+                         SELECT g.segment_id FROM riido.segments AS g
+                         WHERE g.segment_id = ANY($1)
+                           AND t.doc_ord >= g.first_ord
+                           AND t.doc_ord < g.first_ord + g.documents)
+                 AND d.doc_ord = t.doc_ord)::float8), $18) AS factor
+    FROM summed AS t
+    WHERE (t.fields * power(1::float8 + ln(1::float8 + 2147483647::float8), $18) * $16
+           * t.prior >= (SELECT b.score FROM bar AS b)) IS NOT FALSE
 ),
 qualified AS MATERIALIZED (
     SELECT t.doc_ord
@@ -454,15 +453,17 @@ qualified AS MATERIALIZED (
         OFFSET 0
     ) AS v
     WHERE t.name > 0
-      AND (t.fields * $16 * t.prior >= (SELECT b.score FROM bar AS b)) IS NOT FALSE
+      AND (t.fields * power(1::float8 + ln(1::float8 + 2147483647::float8), $18) * $16
+           * t.prior >= (SELECT b.score FROM bar AS b)) IS NOT FALSE
       AND v.tsv <> ''::tsvector AND tsvector_to_array(v.tsv) <@ $9
 ),
 matched AS (
     SELECT x.doc_ord,
-           x.fields * CASE WHEN q.doc_ord IS NULL THEN 1::float8 ELSE $16 END * x.prior
-           AS score,
+           x.fields * coalesce(l.factor, 1::float8)
+           * CASE WHEN q.doc_ord IS NULL THEN 1::float8 ELSE $16 END * x.prior AS score,
            x.raw, x.ident
     FROM summed AS x
+    LEFT JOIN lengths AS l ON l.doc_ord = x.doc_ord
     LEFT JOIN qualified AS q ON q.doc_ord = x.doc_ord
 ),$s$;
     END IF;

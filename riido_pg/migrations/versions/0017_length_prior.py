@@ -24,7 +24,7 @@ branch_labels = None
 depends_on = None
 
 #: :func:`digest` as of this revision.
-INSTALLS = "a425c8a5b4b4a1d62ee5ade1b870e180895576ab684e4d778197b88533d96963"
+INSTALLS = "4813ad9e9f9784f4117ac11365a9ea23e9e4502eb87601561936af7c1453bc5b"
 digest = search_functions.digest
 
 

@@ -97,24 +97,32 @@ _KINDS = sql.SQL(
 ).format(test=param("test_prior"), example=param("example_prior"), kinds=bm25.KINDS)
 
 
-#: The raw-column length (riido.texts.len_raw, the dl BM25 reads) of every document a
-#: column matched: the segment holding its ord, then one look-up on riido.documents'
-#: and riido.texts' primary keys (as sql/doc_id.sql reads an id).
-_LENGTHS = sql.SQL(
-    "lengths AS MATERIALIZED (\n"
-    "    SELECT m.doc_ord,\n"
-    "           (SELECT x.len_raw FROM riido.documents AS d\n"
+#: The raw-column length (riido.texts.len_raw, the dl BM25 reads) of document
+#: ``t.doc_ord``, as a scalar subquery: the segment holding its ord, then one look-up
+#: on riido.documents' and riido.texts' primary keys (as sql/doc_id.sql reads an id).
+_LEN = sql.SQL(
+    "(SELECT x.len_raw FROM riido.documents AS d\n"
     "            JOIN riido.texts AS x ON x.key = d.text_key\n"
     "            WHERE d.segment_id = (\n"
     "                      SELECT g.segment_id FROM riido.segments AS g\n"
     "                      WHERE g.segment_id = ANY(%(segments)s::uuid[])\n"
-    "                        AND m.doc_ord >= g.first_ord\n"
-    "                        AND m.doc_ord < g.first_ord + g.documents)\n"
-    "              AND d.doc_ord = m.doc_ord) AS len\n"
-    "    FROM (SELECT doc_ord FROM scored_raw UNION SELECT doc_ord FROM scored_ident\n"
-    "          UNION SELECT doc_ord FROM scored_name) AS m\n"
-    ")"
+    "                        AND t.doc_ord >= g.first_ord\n"
+    "                        AND t.doc_ord < g.first_ord + g.documents)\n"
+    "              AND d.doc_ord = t.doc_ord)"
 )
+#: The length factor of a length ``l``, and its bound: that of the largest length a
+#: document can have (len_raw is an int4), which no document's factor exceeds.
+_FACTOR = sql.SQL("power(1::float8 + ln(1::float8 + {}::float8), {})")
+_UPPER = _FACTOR.format(sql.Literal(2**31 - 1), param("length_prior"))
+
+#: In one step (no name match): the length of every document a column matched.
+_LENGTHS_ALL = sql.SQL(
+    "lengths AS MATERIALIZED (\n"
+    "    SELECT t.doc_ord, {factor} AS factor\n"
+    "    FROM (SELECT doc_ord FROM scored_raw UNION SELECT doc_ord FROM scored_ident\n"
+    "          UNION SELECT doc_ord FROM scored_name) AS t\n"
+    ")"
+).format(factor=_FACTOR.format(_LEN, param("length_prior")))
 
 
 def length_factors(lengths: npt.NDArray[np.int64], exponent: float) -> npt.NDArray[np.float64]:
@@ -131,9 +139,10 @@ def length_factors(lengths: npt.NDArray[np.int64], exponent: float) -> npt.NDArr
     return table[at.reshape(-1)]
 
 
-#: The k-th best score without the match (k: the limit; none without one): a match
-#: only raises a score, so only a document whose score times the factor reaches it
-#: can enter the first k, and only those have their qualified names read.
+#: The k-th best score without the length prior and the match (k: the limit; none
+#: without one): both only raise a score, so only a document whose score times their
+#: largest factors reaches it can enter the first k, and only those have their length
+#: and qualified names read (the others keep factors 1, which leaves them below it).
 _BAR = sql.SQL(
     "bar AS (\n"
     "    SELECT f.score * coalesce(t.prior, 1::float8) AS score\n"
@@ -159,11 +168,25 @@ _QUALIFIED = sql.SQL(
     "    ) AS v\n"
     "    WHERE t.name > 0\n"
     "      AND (%(limit)s::int8 IS NULL\n"
-    "           OR (t.score * {match} * coalesce(k.prior, 1::float8)\n"
+    "           OR (t.score{upper} * {match} * coalesce(k.prior, 1::float8)\n"
     "               >= (SELECT b.score FROM bar AS b)) IS NOT FALSE)\n"
     "      AND v.tsv <> ''::tsvector AND tsvector_to_array(v.tsv) <@ %(lexemes_name)s::text[]\n"
     ")"
-).format(doc_id=bm25.DOC_ID, match=param("name_match"))
+)
+
+#: With the match: the length factor of each document that can reach the first k.
+_LENGTHS_BOUNDED = sql.SQL(
+    "lengths AS MATERIALIZED (\n"
+    "    SELECT t.doc_ord, {factor} AS factor\n"
+    "    FROM fused AS t\n"
+    "    LEFT JOIN kinds AS k ON k.doc_ord = t.doc_ord\n"
+    "    WHERE %(limit)s::int8 IS NULL\n"
+    "       OR (t.score * {upper} * {match} * coalesce(k.prior, 1::float8)\n"
+    "           >= (SELECT b.score FROM bar AS b)) IS NOT FALSE\n"
+    ")"
+).format(
+    factor=_FACTOR.format(_LEN, param("length_prior")), upper=_UPPER, match=param("name_match")
+)
 
 
 class Structure(Scored):
@@ -232,30 +255,36 @@ class Structure(Scored):
         fields: sql.Composable = sql.SQL("({} + {} * {} + {} * {})").format(
             value(RAW), param("w_ident"), value(IDENT), param("w_name"), value(NAME)
         )
-        ctes: tuple[sql.Composable, ...] = (_KINDS,)
-        joins: tuple[tuple[str, str], ...] = (("kinds", "t"),)
-        if self.length_prior != 0:
-            fields = sql.SQL("{} * power(1::float8 + ln(1::float8 + l.len::float8), {})").format(
-                fields, param("length_prior")
-            )
-            ctes, joins = (*ctes, _LENGTHS), (*joins, ("lengths", "l"))
         prior = sql.SQL("coalesce({}.prior, 1::float8)")
+        lengths = self.length_prior != 0
         if self.name_match == 1:
+            if lengths:
+                fields = sql.SQL("{} * l.factor").format(fields)
             score = sql.SQL("{} * {}").format(fields, prior.format(sql.Identifier("t")))
+            ctes = (_KINDS, _LENGTHS_ALL) if lengths else (_KINDS,)
+            joins = (("kinds", "t"), ("lengths", "l")) if lengths else (("kinds", "t"),)
             return Fragment((RAW, IDENT, NAME), score, ctes=ctes, joins=joins)
-        # two steps: the fields' sum, then the match (read for the documents that can
-        # reach the first k with it) and the prior, in the evaluation's order
+        # two steps: the fields' sum, then the length prior and the match (read for
+        # the documents that can reach the first k with them) and the prior, in the
+        # evaluation's order
         final = sql.SQL(
-            "f.score * CASE WHEN q.doc_ord IS NULL THEN 1::float8 ELSE {} END * {}"
-        ).format(param("name_match"), prior.format(sql.Identifier("k")))
+            "f.score{} * CASE WHEN q.doc_ord IS NULL THEN 1::float8 ELSE {} END * {}"
+        ).format(
+            sql.SQL(" * coalesce(l.factor, 1::float8)") if lengths else sql.SQL(""),
+            param("name_match"),
+            prior.format(sql.Identifier("k")),
+        )
+        upper = sql.SQL(" * {}").format(_UPPER) if lengths else sql.SQL("")
+        qualified = _QUALIFIED.format(doc_id=bm25.DOC_ID, match=param("name_match"), upper=upper)
         return Fragment(
             (RAW, IDENT, NAME),
             fields,
-            ctes=ctes,
-            joins=joins[1:],
+            ctes=(_KINDS,),
             final=final,
-            post=(_BAR, _QUALIFIED),
-            post_joins=(("kinds", "k"), ("qualified", "q")),
+            post=(_BAR, _LENGTHS_BOUNDED, qualified) if lengths else (_BAR, qualified),
+            post_joins=(("kinds", "k"), ("qualified", "q"), ("lengths", "l"))
+            if lengths
+            else (("kinds", "k"), ("qualified", "q")),
         )
 
     def scores(self, batch: EvalScores) -> sp.csr_matrix:
