@@ -17,7 +17,16 @@ targets are never tests, documentation or examples, so these corpora always rewa
 smaller prior, and a large one lets a test that matches much better than the code
 still lead. Step 3 keeps the weights and the priors and evaluates every name match
 factor of its grid on the structure corpora, keeping the highest mean MRR (ties: the
-smaller factor).
+smaller factor). Step 4 keeps all of those and evaluates every length prior exponent
+of its grid on every development corpus; it keeps, among the exponents that lower no
+corpus's MRR significantly (the 95 % paired interval of the difference from exponent
+0 lies below 0 on none), the one with the highest mean MRR over the structure corpora
+(ties: the smaller).
+
+``--check DIR`` (repeatable) adds corpora evaluated after every choice, which choose
+nothing: each shipped policy and ``structure_bm25`` without the length prior, with
+Recall@1, Recall@10, MRR and the intervals of the length prior's difference and of
+the difference from the control.
 
 Every variant is a registered policy evaluated in the same run as ``bm25``, the
 control ``identifier_bm25_baseline_first`` and the other shipped policies, with the
@@ -27,6 +36,7 @@ from the control with its 95 % paired bootstrap interval over questions
 ``structure_bm25`` keeps with tests in each repository.
 
     python bench/structure.py --history DIR [--history DIR]... [--docproxy DIR]
+        [--check DIR]...  # corpora that choose nothing
         [--reuse DSN]   # evaluate in an existing migrated database (loads once)
 """
 
@@ -38,11 +48,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from common import OUT_DIR, base_parser, bench_database, connect
 from corpus import development_corpora
 
 from riido_pg import Database
-from riido_pg.evaluation.significance import paired_interval
+from riido_pg.evaluation.significance import RESAMPLES, SEED, paired_interval
 from riido_pg.ranking import Policy, register_policy
 from riido_pg.ranking.policies import (
     BM25,
@@ -58,6 +69,7 @@ from riido_pg.ranking.policy.structure import Structure
 W_IDENT = (4.0, 6.0, 8.0)
 W_NAME = (2.0, 4.0, 6.0, 8.0)
 NAME_MATCHES = (1.0, 1.25, 1.5, 1.75, 2.0)
+LENGTH_PRIORS = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.5, 1.0)
 TEST_PRIORS = (0.5, 0.3, 0.2, 0.1)
 EXAMPLE_PRIORS = (1.0, 0.5, 0.3, 0.1)
 MEASURES = ("recall@1", "recall@10", "mrr")
@@ -65,11 +77,19 @@ CONTROL = IDENTIFIER_BM25_BASELINE_FIRST
 SHIPPED = (BM25, CONTROL, IDENTIFIER_BM25_FUSED, IDENTIFIER_BM25_RRF, STRUCTURE_BM25)
 
 
-def variant(w_ident: float, w_name: float, test: float, example: float, match: float = 1.0) -> str:
+def variant(
+    w_ident: float,
+    w_name: float,
+    test: float,
+    example: float,
+    match: float = 1.0,
+    length: float = 0.0,
+) -> str:
     """The registered name of one point of the grid (registered once)."""
-    name = f"structure_i{w_ident:g}_n{w_name:g}_t{test:g}_e{example:g}_m{match:g}"
+    name = f"structure_i{w_ident:g}_n{w_name:g}_t{test:g}_e{example:g}_m{match:g}_l{length:g}"
     if name not in {p.name for p in policies()}:
-        register_policy(Policy(name, Structure(w_ident, w_name, test, example, match), name))
+        combiner = Structure(w_ident, w_name, test, example, match, length)
+        register_policy(Policy(name, combiner, name))
     return name
 
 
@@ -107,11 +127,35 @@ def versus_control(m: dict[str, Any], control: dict[str, Any]) -> str:
     return f"{i.mean:+.4f} [{i.low:+.4f}, {i.high:+.4f}] {verdict}"
 
 
+def significantly_lower(m: dict[str, Any], base: dict[str, Any]) -> bool:
+    """Is ``m``'s MRR significantly below ``base``'s (paired over questions)?"""
+    i = paired_interval([1 / r for r in m["ranks"]], [1 / r for r in base["ranks"]])
+    return i.below_zero
+
+
+def mean_difference(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
+    """The MRR difference averaged over corpora (each pair: a variant and its base on
+    one corpus) with its 95 % interval: a bootstrap resampling each corpus's questions
+    apart (paired), then averaging the corpora's mean differences."""
+    rng = np.random.default_rng(SEED)
+    diffs = [np.array([1 / r for r in a["ranks"]]) - [1 / r for r in b["ranks"]] for a, b in pairs]
+    boots = np.mean(
+        [d[rng.integers(0, len(d), size=(RESAMPLES, len(d)))].mean(axis=1) for d in diffs], axis=0
+    )
+    low, high = np.percentile(boots, [2.5, 97.5])
+    return f"{np.mean([d.mean() for d in diffs]):+.4f} [{low:+.4f}, {high:+.4f}]"
+
+
+def measured(m: dict[str, Any]) -> str:
+    return " / ".join(f"{m[k]:.4f}" for k in MEASURES)
+
+
 def main() -> None:
     p = base_parser("choose structure_bm25's constants on the development corpora")
     p.add_argument("--docproxy", type=Path, default=None, help="a built docproxy BEIR dir")
     p.add_argument("--history", type=Path, action="append", default=[], help="history corpus")
     p.add_argument("--reuse", default=None, help="an existing migrated database's DSN")
+    p.add_argument("--check", type=Path, action="append", default=[], help="a check corpus")
     args = p.parse_args()
     corpora = {**development_corpora(args.docproxy), **{h.name: h for h in args.history}}
     with_tests = [
@@ -149,6 +193,24 @@ def main() -> None:
         for c in structure:
             results[c].update(evaluate(dsn, corpora[c], matches))
             print(c, {g: round(results[c][g]["mrr"], 4) for g in matches}, flush=True)
+        m_mean = {g: sum(results[c][g]["mrr"] for c in structure) / len(structure) for g in matches}
+        matched = get_policy(max(matches, key=lambda g: (m_mean[g], -matches.index(g)))).combiner
+        assert isinstance(matched, Structure)
+        m = matched.name_match
+        lengths = [variant(chosen.w_ident, chosen.w_name, t, e, m, x) for x in LENGTH_PRIORS]
+        for c in corpora:
+            results[c].update(evaluate(dsn, corpora[c], lengths))
+            print(c, {g: round(results[c][g]["mrr"], 4) for g in lengths}, flush=True)
+        checks = {h.name: evaluate(dsn, h, [lengths[0]]) for h in args.check}
+    length_mean = {
+        g: sum(results[c][g]["mrr"] for c in structure) / len(structure) for g in lengths
+    }
+    safe = [
+        g
+        for g in lengths
+        if not any(significantly_lower(results[c][g], results[c][lengths[0]]) for c in corpora)
+    ]
+    best_length = max(safe, key=lambda g: (length_mean[g], -lengths.index(g)))
     match_mean = {g: sum(results[c][g]["mrr"] for c in structure) / len(structure) for g in matches}
     best_match = max(matches, key=lambda g: (match_mean[g], -matches.index(g)))
     print("step 1, mean MRR over " + ", ".join(structure) + ":")
@@ -164,6 +226,26 @@ def main() -> None:
     for g in matches:
         print(f"  {g}: {match_mean[g]:.4f}")
     print(f"chosen: {best_match}")
+    print("step 4, length prior (the rest kept), by corpus (*: significantly below 0):")
+    for g in lengths:
+        low = [c for c in corpora if significantly_lower(results[c][g], results[c][lengths[0]])]
+        over = mean_difference([(results[c][g], results[c][lengths[0]]) for c in structure])
+        print(
+            f"  {g}: mean {length_mean[g]:.4f}, difference {over}", " ".join(f"{c}*" for c in low)
+        )
+    print(f"chosen: {best_length}")
+    if checks:
+        print(
+            "\n| check corpus | control | without: R@1 / R@10 / MRR | with: R@1 / R@10 / MRR "
+            "| with − without [95 %] | with − control [95 %] |"
+        )
+        print("|---|---|---|---|---|---|")
+        for c, r in checks.items():
+            without, ship, control = r[lengths[0]], r[STRUCTURE_BM25], r[CONTROL]
+            print(
+                f"| {c} | {measured(control)} | {measured(without)} | {measured(ship)} "
+                f"| {versus_control(ship, without)} | {versus_control(ship, control)} |"
+            )
     print("\n| corpus | policy | Recall@1 | Recall@10 | MRR | MRR − control [95 % interval] |")
     print("|---|---|---:|---:|---:|---|")
     for c in corpora:
@@ -196,6 +278,9 @@ def main() -> None:
                 "best_match": best_match,
                 "step2": prior_mean,
                 "best_prior": best_prior,
+                "step4": length_mean,
+                "best_length": best_length,
+                "checks": checks,
             },
             indent=2,
             sort_keys=True,

@@ -10,6 +10,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import psycopg
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -33,12 +34,14 @@ from riido_pg.ranking.policies import (
     OUT_OF_SCOPE,
     STRUCTURE_BM25,
     STRUCTURE_EXAMPLE_PRIOR,
+    STRUCTURE_LENGTH_PRIOR,
     STRUCTURE_NAME_MATCH,
     STRUCTURE_TEST_PRIOR,
     STRUCTURE_W_IDENT,
     STRUCTURE_W_NAME,
     evaluated_policies,
 )
+from riido_pg.ranking.policy.structure import length_factors
 from riido_pg.splitting import split_identifiers
 
 K1, B = 1.2, 0.75
@@ -119,6 +122,13 @@ def _units(docs: dict[str, dict[str, int]], query: set[str], b: float) -> dict[s
     return out
 
 
+def _length_factor(conn: psycopg.Connection[Any], text: str) -> float:
+    """The length prior: (1 + ln(1 + the raw column's length)) ^ its exponent, the
+    length being the raw tsvector's positions (BM25's dl)."""
+    dl = sum(_counts(conn, text).values())
+    return (1 + math.log(1 + dl)) ** STRUCTURE_LENGTH_PRIOR
+
+
 @pytest.fixture(scope="module")
 def corpus(db: Database) -> list[Document]:
     docs = [*stdlib_functions(250), *TESTS, *EXAMPLES]
@@ -141,6 +151,7 @@ def _expected(
     for d in docs:
         r, i, n = (x[d.id] / SCALE for x in (raw, ident, name))
         score = r + STRUCTURE_W_IDENT * i + STRUCTURE_W_NAME * n
+        score *= _length_factor(conn, d.text)
         qualified = set(_counts(conn, qualified_words(d.id)))
         if qualified and qualified <= ident_q:
             score *= STRUCTURE_NAME_MATCH
@@ -288,15 +299,18 @@ def test_a_question_holding_a_qualified_name_lifts_it(
     conn: psycopg.Connection[Any], corpus: list[Document]
 ) -> None:
     """A document whose qualified name's words are all in the question
-    (``configparser.py:read``) scores the sum of its fields times the name match; one
-    whose qualified name the question holds only in part is not lifted."""
+    (``configparser.py:read``) scores the sum of its fields times the length prior
+    and the name match; one whose qualified name the question holds only in part is
+    not lifted."""
     query = "read a config file"
     got = {c.id: c for c in rank_snapshot(conn, "st", query, policy=STRUCTURE_BM25).candidates}
+    texts = {d.id: d.text for d in corpus}
     lifted = []
     for doc_id, c in got.items():
         assert c.score is not None
         fields = (c.bm25_score or 0) + STRUCTURE_W_IDENT * (c.identifier_bm25_score or 0)
         fields += STRUCTURE_W_NAME * (c.to_dict()["name_bm25_score"] or 0)
+        fields *= _length_factor(conn, texts[doc_id])
         lexemes = set(_counts(conn, qualified_words(doc_id)))  # before_read: {read}
         held = bool(lexemes) and lexemes <= set(_counts(conn, query))
         factor = STRUCTURE_NAME_MATCH if held else 1.0
@@ -412,3 +426,49 @@ def test_a_limit_keeps_the_name_match_exact(
             rank_snapshot(conn, "st", query, policy=STRUCTURE_BM25, limit=k).candidates
             == (full[:k])
         ), k
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(st.integers(min_value=0, max_value=2_000_000), min_size=1, max_size=40),
+    st.sampled_from([0.05, 0.1, 0.25, 1.0, 2.5]),
+)
+def test_the_length_factors_equal_postgresqls(
+    conn: psycopg.Connection[Any], lengths: list[int], exponent: float
+) -> None:
+    """The evaluation's length prior (one factor per distinct length) is, bit for bit,
+    PostgreSQL's power(1 + ln(1 + len), e) in float8, in the order of the lengths."""
+    got = length_factors(np.asarray(lengths, dtype=np.int64), exponent)
+    want = conn.execute(
+        "SELECT power(1::float8 + ln(1::float8 + n::float8), %s::float8) "
+        "FROM unnest(%s::int8[]) WITH ORDINALITY AS u(n, o) ORDER BY o",
+        (exponent, lengths),
+    ).fetchall()
+    assert got.tolist() == [w for (w,) in want]
+
+
+def test_the_length_prior_lifts_the_longer_of_two_equal_matches(db: Database) -> None:
+    """Two functions matching a question alike, one with more (unmatched) words: BM25
+    alone ranks the shorter first; the length prior, enough to outweigh the length
+    normalisation here, puts the longer first, and 0 keeps BM25's order."""
+    short = Document("a.py:parse_header:1", "def parse_header(line): return split(line)")
+    long = Document(
+        "b.py:parse_header:1",
+        "def parse_header(line):\n" + "    value = other(value, more, words, here)\n" * 12,
+    )
+    filler = [Document(f"c.py:f{i}:1", f"def f{i}(x): return unrelated_{i}(x)") for i in range(20)]
+    with db.connect() as c:
+        load_snapshot(c, "st-length", [short, long, *filler])
+        ranked = [x.id for x in rank_snapshot(c, "st-length", "parse header").candidates][:2]
+        assert ranked == [short.id, long.id]
+        for exponent, first in ((0.0, short.id), (3.0, long.id)):
+            got = rank_snapshot(
+                c,
+                "st-length",
+                "parse header",
+                policy=STRUCTURE_BM25,
+                params={"length_prior": exponent},
+            )
+            assert got.candidates[0].id == first, exponent

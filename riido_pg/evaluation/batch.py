@@ -170,6 +170,9 @@ class Prepared:
     #: them and at least one (questions x places, 0/1; None unless a policy reads the
     #: fields).
     qualified: sp.csr_matrix | None = None
+    #: Per document place, its raw-column length (None unless a policy reads the
+    #: fields).
+    lengths: npt.NDArray[np.int64] | None = None
 
 
 def prepare(
@@ -205,6 +208,9 @@ def prepare(
     tests = _kind_docs(conn, snap, docs, "test") if fields else None
     examples = _kind_docs(conn, snap, docs, "example") if fields else None
     qualified = _qualified(conn, snap, text_config, docs, terms) if fields else None
+    lengths = (
+        np.asarray(_in_order(conn, snap, docs, "t.len_raw"), dtype=np.int64) if fields else None
+    )
     return Prepared(
         questions,
         terms,
@@ -217,6 +223,7 @@ def prepare(
         tests,
         examples,
         qualified,
+        lengths,
     )
 
 
@@ -437,6 +444,7 @@ def _evaluate_batch(
         batch.about_examples = np.fromiter((t.about_examples for t in terms), dtype=bool)
     if ready.qualified is not None:
         batch.qualified = ready.qualified[start:stop]
+    batch.lengths = ready.lengths
     for policy in policies:
         began = time.perf_counter()
         policy.combiner.derive(batch)

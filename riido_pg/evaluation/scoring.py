@@ -300,6 +300,9 @@ class Batch:
     #: Per question, the documents whose qualified name matches it (questions x
     #: places, 0/1; None when no policy of the evaluation needs it).
     qualified: sp.csr_matrix | None = None
+    #: Per document place: its raw-column length (None when no policy of the
+    #: evaluation needs it).
+    lengths: IntArray | None = None
     derived: dict[str, sp.csr_matrix] = field(default_factory=dict)
     #: Per document place: its characters and estimated tokens (inspection costs;
     #: None when not given, then every cost is 0).

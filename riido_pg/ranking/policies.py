@@ -34,6 +34,7 @@ from riido_pg.ranking.policy.skeleton import HINTS, IDENT, MODEL, NAME, RAW, Par
 from riido_pg.ranking.policy.structure import (
     STRUCTURE_BM25,
     STRUCTURE_EXAMPLE_PRIOR,
+    STRUCTURE_LENGTH_PRIOR,
     STRUCTURE_NAME_MATCH,
     STRUCTURE_TEST_PRIOR,
     STRUCTURE_W_IDENT,
@@ -62,6 +63,7 @@ __all__ = [
     "RRF_K",
     "STRUCTURE_BM25",
     "STRUCTURE_EXAMPLE_PRIOR",
+    "STRUCTURE_LENGTH_PRIOR",
     "STRUCTURE_NAME_MATCH",
     "STRUCTURE_TEST_PRIOR",
     "STRUCTURE_W_IDENT",

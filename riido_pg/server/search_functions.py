@@ -29,6 +29,7 @@ from riido_pg.ranking.policies import (
     OUT_OF_SCOPE,
     RRF_K,
     STRUCTURE_EXAMPLE_PRIOR,
+    STRUCTURE_LENGTH_PRIOR,
     STRUCTURE_NAME_MATCH,
     STRUCTURE_TEST_PRIOR,
     STRUCTURE_W_IDENT,
@@ -54,6 +55,7 @@ def _values() -> list[tuple[str, str, Any]]:
         ("structure_test_prior", "float8", STRUCTURE_TEST_PRIOR),
         ("structure_example_prior", "float8", STRUCTURE_EXAMPLE_PRIOR),
         ("structure_name_match", "float8", STRUCTURE_NAME_MATCH),
+        ("structure_length_prior", "float8", STRUCTURE_LENGTH_PRIOR),
         ("test_words", "text[]", sorted(TEST_WORDS)),
         ("example_words", "text[]", sorted(EXAMPLE_WORDS)),
     ]

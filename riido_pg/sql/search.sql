@@ -349,13 +349,15 @@ $$;
 -- with every document tied with the last (sql/rank_tail.sql), then the zero tail in
 -- id order. a_w1..a_w5 are the policy's constants: fused w; RRF k; structure w_ident,
 -- w_name, the test and example priors and the name match factor (a_config: the
--- snapshot's text search configuration, which structure reads qualified names with).
+-- snapshot's text search configuration, which structure reads qualified names with;
+-- a_w6: structure's length prior exponent).
 -- Rows (doc_ord, score, raw units, identifier units) in rank order.
 CREATE OR REPLACE FUNCTION riido.search_fusion(
     a_segments uuid[], a_removed integer[], a_n bigint, a_len_raw bigint, a_k1 float8,
     a_b float8, a_raw text[], a_len_ident bigint, a_ident text[], a_k integer,
     a_policy text, a_w1 float8, a_w2 float8 DEFAULT NULL, a_w3 float8 DEFAULT NULL,
-    a_w4 float8 DEFAULT NULL, a_w5 float8 DEFAULT NULL, a_config regconfig DEFAULT NULL
+    a_w4 float8 DEFAULT NULL, a_w5 float8 DEFAULT NULL, a_config regconfig DEFAULT NULL,
+    a_w6 float8 DEFAULT NULL
 ) RETURNS TABLE (doc_ord integer, score float8, raw bigint, ident bigint)
 LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
 DECLARE
@@ -399,8 +401,9 @@ matched AS (
     ELSE
         -- structure_bm25: the name field is the identifier query against each
         -- document's name, BM25 with b = 0 (its length never read: N stands in);
-        -- the name match as riido_pg.ranking.policy.structure's qualified, looked at only for
-        -- the documents that may reach the first a_k with it (bar)
+        -- the length prior and the name match as riido_pg.ranking.policy.structure's
+        -- lengths and qualified (a raw length, len_raw, read by primary key), each
+        -- looked at only for the documents that may reach the first a_k with them (bar)
         stmt := stmt
             || riido.search_column_sql('scored_name', 'name', '$3', '$9', '0::float8',
                                        removed, exact_ident)
@@ -434,6 +437,21 @@ bar AS (
     SELECT x.fields * x.prior AS score FROM summed AS x
     ORDER BY 1 DESC OFFSET $11 - 1 LIMIT 1
 ),
+lengths AS MATERIALIZED (
+    SELECT t.doc_ord,
+           power(1::float8 + ln(1::float8 + (
+               SELECT x.len_raw FROM riido.documents AS d
+               JOIN riido.texts AS x ON x.key = d.text_key
+               WHERE d.segment_id = (
+                         SELECT g.segment_id FROM riido.segments AS g
+                         WHERE g.segment_id = ANY($1)
+                           AND t.doc_ord >= g.first_ord
+                           AND t.doc_ord < g.first_ord + g.documents)
+                 AND d.doc_ord = t.doc_ord)::float8), $18) AS factor
+    FROM summed AS t
+    WHERE (t.fields * power(1::float8 + ln(1::float8 + 2147483647::float8), $18) * $16
+           * t.prior >= (SELECT b.score FROM bar AS b)) IS NOT FALSE
+),
 qualified AS MATERIALIZED (
     SELECT t.doc_ord
     FROM summed AS t
@@ -443,15 +461,17 @@ qualified AS MATERIALIZED (
         OFFSET 0
     ) AS v
     WHERE t.name > 0
-      AND (t.fields * $16 * t.prior >= (SELECT b.score FROM bar AS b)) IS NOT FALSE
+      AND (t.fields * power(1::float8 + ln(1::float8 + 2147483647::float8), $18) * $16
+           * t.prior >= (SELECT b.score FROM bar AS b)) IS NOT FALSE
       AND v.tsv <> ''::tsvector AND tsvector_to_array(v.tsv) <@ $9
 ),
 matched AS (
     SELECT x.doc_ord,
-           x.fields * CASE WHEN q.doc_ord IS NULL THEN 1::float8 ELSE $16 END * x.prior
-           AS score,
+           x.fields * coalesce(l.factor, 1::float8)
+           * CASE WHEN q.doc_ord IS NULL THEN 1::float8 ELSE $16 END * x.prior AS score,
            x.raw, x.ident
     FROM summed AS x
+    LEFT JOIN lengths AS l ON l.doc_ord = x.doc_ord
     LEFT JOIN qualified AS q ON q.doc_ord = x.doc_ord
 ),$s$;
     END IF;
@@ -482,7 +502,7 @@ LIMIT $11$s$;
     RETURN QUERY EXECUTE stmt
     USING a_segments, a_removed, a_n, a_len_raw, a_k1, a_b, a_raw, a_len_ident, a_ident,
           (SELECT c.scale FROM riido.search_settings() AS c), a_k::int8, a_w1, a_w2, a_w3,
-          a_w4, a_w5, a_config;
+          a_w4, a_w5, a_config, a_w6;
 END
 $$;
 
@@ -831,7 +851,7 @@ BEGIN
                              WHEN 'identifier_bm25_rrf' THEN cfg.rrf_k
                              ELSE cfg.structure_w_ident END,
                  cfg.structure_w_name, test_prior, example_prior, cfg.structure_name_match,
-                 snap.text_config::regconfig)
+                 snap.text_config::regconfig, cfg.structure_length_prior)
              WITH ORDINALITY AS f(doc_ord, score, raw, ident, o);
         r_ords := out_ords;
         i_ords := out_ords;

@@ -150,6 +150,11 @@ class EvalScores(Protocol):
     @property
     def about_examples(self) -> npt.NDArray[np.bool_] | None: ...
     @property
+    def lengths(self) -> npt.NDArray[np.int64] | None:
+        """Per document place, its length in the raw column (``riido.texts.len_raw``;
+        None when no policy reads the fields)."""
+
+    @property
     def qualified(self) -> sp.csr_matrix | None:
         """Per question, the documents whose qualified name's lexemes it holds, every
         one (questions x documents, 1 where so; None when no policy reads fields)."""

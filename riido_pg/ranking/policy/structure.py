@@ -1,18 +1,22 @@
 """``structure_bm25``: one ranking by ``(bm25 + w_ident * identifier_bm25 + w_name *
-name_bm25) * match * prior`` (README "Ranking with structure"). The name field is BM25
+name_bm25) * length * match * prior`` (README "Ranking with structure"). The name field is BM25
 with b = 0 of the identifier-split query against each document's name (its path and
 qualified name, :mod:`riido_pg.fields`); ``match`` is ``name_match`` for a document
 whose qualified name has lexemes, every one of them among the query's identifier
-lexemes (``Context.invoke`` for "invoke the context"), else 1; the prior is the least of
+lexemes (``Context.invoke`` for "invoke the context"), else 1; ``length`` is
+``(1 + ln(1 + len)) ^ length_prior``, ``len`` the document's length in the raw column
+(its tokens, as BM25 counts them: ``riido.texts.len_raw``); the prior is the least of
 ``test_prior`` for a test document (kind ``test``) unless the question is about
 tests, ``example_prior`` for documentation, example or benchmark code (kind
 ``example``) unless the question is about those, and 1. A document whose score is 0
 ranks with the unmatched ones.
 
-Parameters ``w_ident``, ``w_name``, ``test_prior``, ``example_prior``, ``name_match``."""
+Parameters ``w_ident``, ``w_name``, ``test_prior``, ``example_prior``, ``name_match``,
+``length_prior``."""
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from psycopg import sql
@@ -36,6 +40,8 @@ from riido_pg.ranking.policy.skeleton import (
 from riido_pg.ranking.terms import QueryTerms
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
     import scipy.sparse as sp
 
 __all__ = [
@@ -43,6 +49,7 @@ __all__ = [
     "POLICIES",
     "STRUCTURE_BM25",
     "STRUCTURE_EXAMPLE_PRIOR",
+    "STRUCTURE_LENGTH_PRIOR",
     "STRUCTURE_NAME_MATCH",
     "STRUCTURE_TEST_PRIOR",
     "STRUCTURE_W_IDENT",
@@ -56,13 +63,15 @@ STRUCTURE_BM25 = "structure_bm25"
 #: bench/structure.py has the sweep): the identifier column's weight, the name
 #: field's weight, the factor of a document's score when the question holds every
 #: lexeme of its qualified name, the factor of a test document's score when the
-#: question is not about tests, and that of documentation, example or benchmark code
-#: when the question is not about those.
+#: question is not about tests, that of documentation, example or benchmark code
+#: when the question is not about those, and the exponent of the length prior
+#: (1 + ln(1 + the document's raw length)) ^ e, which lifts longer functions a little.
 STRUCTURE_W_IDENT = 6.0
 STRUCTURE_W_NAME = 6.0
 STRUCTURE_NAME_MATCH = 1.75
 STRUCTURE_TEST_PRIOR = 0.3
 STRUCTURE_EXAMPLE_PRIOR = 0.5
+STRUCTURE_LENGTH_PRIOR = 0.1
 
 PARAMS = (
     Param("w_ident", STRUCTURE_W_IDENT, AT_LEAST_ZERO, "the identifier column's weight"),
@@ -70,6 +79,7 @@ PARAMS = (
     Param("test_prior", STRUCTURE_TEST_PRIOR, UNIT_INTERVAL, "the test prior"),
     Param("example_prior", STRUCTURE_EXAMPLE_PRIOR, UNIT_INTERVAL, "the example prior"),
     Param("name_match", STRUCTURE_NAME_MATCH, AT_LEAST_ONE, "the qualified-name match factor"),
+    Param("length_prior", STRUCTURE_LENGTH_PRIOR, AT_LEAST_ZERO, "the length prior's exponent"),
 )
 
 #: Each document of kind test or example with its prior: the least factor of its
@@ -87,9 +97,52 @@ _KINDS = sql.SQL(
 ).format(test=param("test_prior"), example=param("example_prior"), kinds=bm25.KINDS)
 
 
-#: The k-th best score without the match (k: the limit; none without one): a match
-#: only raises a score, so only a document whose score times the factor reaches it
-#: can enter the first k, and only those have their qualified names read.
+#: The raw-column length (riido.texts.len_raw, the dl BM25 reads) of document
+#: ``t.doc_ord``, as a scalar subquery: the segment holding its ord, then one look-up
+#: on riido.documents' and riido.texts' primary keys (as sql/doc_id.sql reads an id).
+_LEN = sql.SQL(
+    "(SELECT x.len_raw FROM riido.documents AS d\n"
+    "            JOIN riido.texts AS x ON x.key = d.text_key\n"
+    "            WHERE d.segment_id = (\n"
+    "                      SELECT g.segment_id FROM riido.segments AS g\n"
+    "                      WHERE g.segment_id = ANY(%(segments)s::uuid[])\n"
+    "                        AND t.doc_ord >= g.first_ord\n"
+    "                        AND t.doc_ord < g.first_ord + g.documents)\n"
+    "              AND d.doc_ord = t.doc_ord)"
+)
+#: The length factor of a length ``l``, and its bound: that of the largest length a
+#: document can have (len_raw is an int4), which no document's factor exceeds.
+_FACTOR = sql.SQL("power(1::float8 + ln(1::float8 + {}::float8), {})")
+_UPPER = _FACTOR.format(sql.Literal(2**31 - 1), param("length_prior"))
+
+#: In one step (no name match): the length of every document a column matched.
+_LENGTHS_ALL = sql.SQL(
+    "lengths AS MATERIALIZED (\n"
+    "    SELECT t.doc_ord, {factor} AS factor\n"
+    "    FROM (SELECT doc_ord FROM scored_raw UNION SELECT doc_ord FROM scored_ident\n"
+    "          UNION SELECT doc_ord FROM scored_name) AS t\n"
+    ")"
+).format(factor=_FACTOR.format(_LEN, param("length_prior")))
+
+
+def length_factors(lengths: npt.NDArray[np.int64], exponent: float) -> npt.NDArray[np.float64]:
+    """``(1 + ln(1 + len)) ^ exponent`` of each length, as PostgreSQL computes
+    ``power(1 + ln(1 + len), exponent)`` in float8: the C library's log and pow, once
+    per distinct length."""
+    import numpy as np
+
+    distinct, at = np.unique(lengths, return_inverse=True)
+    table = np.array(
+        [math.pow(1.0 + math.log(1.0 + float(n)), exponent) for n in distinct.tolist()],
+        dtype=np.float64,
+    )
+    return table[at.reshape(-1)]
+
+
+#: The k-th best score without the length prior and the match (k: the limit; none
+#: without one): both only raise a score, so only a document whose score times their
+#: largest factors reaches it can enter the first k, and only those have their length
+#: and qualified names read (the others keep factors 1, which leaves them below it).
 _BAR = sql.SQL(
     "bar AS (\n"
     "    SELECT f.score * coalesce(t.prior, 1::float8) AS score\n"
@@ -115,16 +168,30 @@ _QUALIFIED = sql.SQL(
     "    ) AS v\n"
     "    WHERE t.name > 0\n"
     "      AND (%(limit)s::int8 IS NULL\n"
-    "           OR (t.score * {match} * coalesce(k.prior, 1::float8)\n"
+    "           OR (t.score{upper} * {match} * coalesce(k.prior, 1::float8)\n"
     "               >= (SELECT b.score FROM bar AS b)) IS NOT FALSE)\n"
     "      AND v.tsv <> ''::tsvector AND tsvector_to_array(v.tsv) <@ %(lexemes_name)s::text[]\n"
     ")"
-).format(doc_id=bm25.DOC_ID, match=param("name_match"))
+)
+
+#: With the match: the length factor of each document that can reach the first k.
+_LENGTHS_BOUNDED = sql.SQL(
+    "lengths AS MATERIALIZED (\n"
+    "    SELECT t.doc_ord, {factor} AS factor\n"
+    "    FROM fused AS t\n"
+    "    LEFT JOIN kinds AS k ON k.doc_ord = t.doc_ord\n"
+    "    WHERE %(limit)s::int8 IS NULL\n"
+    "       OR (t.score * {upper} * {match} * coalesce(k.prior, 1::float8)\n"
+    "           >= (SELECT b.score FROM bar AS b)) IS NOT FALSE\n"
+    ")"
+).format(
+    factor=_FACTOR.format(_LEN, param("length_prior")), upper=_UPPER, match=param("name_match")
+)
 
 
 class Structure(Scored):
-    """The body's two columns and the name field, weighted, times the name match and
-    the prior."""
+    """The body's two columns and the name field, weighted, times the length prior,
+    the name match and the prior."""
 
     lists = (RAW, IDENT, NAME)
     score_name = "structure_score"
@@ -137,6 +204,7 @@ class Structure(Scored):
         test_prior: float = STRUCTURE_TEST_PRIOR,
         example_prior: float = 1.0,
         name_match: float = 1.0,
+        length_prior: float = 0.0,
     ) -> None:
         super().__init__(
             w_ident=w_ident,
@@ -144,6 +212,7 @@ class Structure(Scored):
             test_prior=test_prior,
             example_prior=example_prior,
             name_match=name_match,
+            length_prior=length_prior,
         )
 
     @property
@@ -166,6 +235,10 @@ class Structure(Scored):
     def name_match(self) -> float:
         return self["name_match"]
 
+    @property
+    def length_prior(self) -> float:
+        return self["length_prior"]
+
     def priors(self, terms: QueryTerms) -> tuple[float, float]:
         """The factors of a test and of an example document's score for these query
         terms (1 for a kind the question is about)."""
@@ -179,25 +252,39 @@ class Structure(Scored):
         return {**self.values, "test_prior": test_prior, "example_prior": example_prior}
 
     def fragment(self, terms: QueryTerms) -> Fragment:
-        fields = sql.SQL("({} + {} * {} + {} * {})").format(
+        fields: sql.Composable = sql.SQL("({} + {} * {} + {} * {})").format(
             value(RAW), param("w_ident"), value(IDENT), param("w_name"), value(NAME)
         )
         prior = sql.SQL("coalesce({}.prior, 1::float8)")
+        lengths = self.length_prior != 0
         if self.name_match == 1:
+            if lengths:
+                fields = sql.SQL("{} * l.factor").format(fields)
             score = sql.SQL("{} * {}").format(fields, prior.format(sql.Identifier("t")))
-            return Fragment((RAW, IDENT, NAME), score, ctes=(_KINDS,), joins=(("kinds", "t"),))
-        # two steps: the fields' sum, then the match (read for the documents that can
-        # reach the first k with it) and the prior, in the evaluation's order
+            ctes = (_KINDS, _LENGTHS_ALL) if lengths else (_KINDS,)
+            joins = (("kinds", "t"), ("lengths", "l")) if lengths else (("kinds", "t"),)
+            return Fragment((RAW, IDENT, NAME), score, ctes=ctes, joins=joins)
+        # two steps: the fields' sum, then the length prior and the match (read for
+        # the documents that can reach the first k with them) and the prior, in the
+        # evaluation's order
         final = sql.SQL(
-            "f.score * CASE WHEN q.doc_ord IS NULL THEN 1::float8 ELSE {} END * {}"
-        ).format(param("name_match"), prior.format(sql.Identifier("k")))
+            "f.score{} * CASE WHEN q.doc_ord IS NULL THEN 1::float8 ELSE {} END * {}"
+        ).format(
+            sql.SQL(" * coalesce(l.factor, 1::float8)") if lengths else sql.SQL(""),
+            param("name_match"),
+            prior.format(sql.Identifier("k")),
+        )
+        upper = sql.SQL(" * {}").format(_UPPER) if lengths else sql.SQL("")
+        qualified = _QUALIFIED.format(doc_id=bm25.DOC_ID, match=param("name_match"), upper=upper)
         return Fragment(
             (RAW, IDENT, NAME),
             fields,
             ctes=(_KINDS,),
             final=final,
-            post=(_BAR, _QUALIFIED),
-            post_joins=(("kinds", "k"), ("qualified", "q")),
+            post=(_BAR, _LENGTHS_BOUNDED, qualified) if lengths else (_BAR, qualified),
+            post_joins=(("kinds", "k"), ("qualified", "q"), ("lengths", "l"))
+            if lengths
+            else (("kinds", "k"), ("qualified", "q")),
         )
 
     def scores(self, batch: EvalScores) -> sp.csr_matrix:
@@ -206,6 +293,11 @@ class Structure(Scored):
         raw, ident, name = (batch.scores[c] / bm25.SCALE for c in self.lists)
         summed = (raw + self.w_ident * ident + self.w_name * name).tocsr()
         rows = np.repeat(np.arange(summed.shape[0]), np.diff(summed.indptr))
+        if self.length_prior != 0:
+            assert batch.lengths is not None  # read whenever a policy reads the fields
+            summed.data = summed.data * length_factors(
+                batch.lengths[summed.indices], self.length_prior
+            )
         if batch.qualified is not None and self.name_match != 1:
             matched = batch.qualified.tocoo()
             width = np.int64(summed.shape[1])
@@ -235,8 +327,10 @@ POLICIES = (
             STRUCTURE_TEST_PRIOR,
             STRUCTURE_EXAMPLE_PRIOR,
             STRUCTURE_NAME_MATCH,
+            STRUCTURE_LENGTH_PRIOR,
         ),
         f"bm25 + {STRUCTURE_W_IDENT:g} * identifier_bm25 + {STRUCTURE_W_NAME:g} * name_bm25, "
+        f"x (1 + ln(1 + length)) ^ {STRUCTURE_LENGTH_PRIOR:g}, "
         f"x {STRUCTURE_NAME_MATCH:g} when the question holds every word of the qualified name, "
         f"test code x {STRUCTURE_TEST_PRIOR:g} unless the question is about tests, "
         f"documentation and example code x {STRUCTURE_EXAMPLE_PRIOR:g} unless it is about them",
