@@ -361,11 +361,14 @@ class Batch:
         (score descending, id ascending), per question."""
         m = self.scores[col].tocsr()
         m.sort_indices()
-        rows = np.repeat(np.arange(m.shape[0], dtype=np.int64), np.diff(m.indptr))
+        counts = np.diff(m.indptr)
+        rows = np.repeat(np.arange(m.shape[0], dtype=np.int64), counts)
         order = _row_order(rows, m.data)
+        # the order keeps each row's entries in the row's own positions, so the
+        # entry at position p of the order ranks p - (its row's start) + 1
+        starts = np.repeat(m.indptr[:-1].astype(np.int64), counts)
         rank = np.empty(len(order), dtype=np.int64)
-        starts = m.indptr[:-1].astype(np.int64)[rows[order]]
-        rank[order] = np.arange(len(order)) - starts + 1
+        rank[order] = np.arange(len(order), dtype=np.int64) - starts + 1
         data = 1.0 / (float(k) + rank.astype(np.float64))
         return sp.csr_matrix((data, m.indices.copy(), m.indptr.copy()), shape=m.shape)
 
