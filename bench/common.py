@@ -50,8 +50,10 @@ def base_parser(description: str) -> argparse.ArgumentParser:
 
 
 def create_database(server_dsn: str, name: str, *, migrated: bool = True) -> tuple[str, str]:
-    """Create and migrate ``riido_bench_<name>_<hex>``; return (dbname, dsn)."""
-    created = database.create_database(server_dsn, f"riido_bench_{name}", migrated=migrated)
+    """Create and migrate ``riido_bench_<name>_<hex>`` (env ``RIIDO_BENCH_DB_PREFIX``
+    replaces ``riido_bench``); return (dbname, dsn)."""
+    prefix = os.environ.get("RIIDO_BENCH_DB_PREFIX", "riido_bench")
+    created = database.create_database(server_dsn, f"{prefix}_{name}", migrated=migrated)
     return created.name, created.dsn
 
 

@@ -161,6 +161,13 @@ def test_row_order_is_the_three_key_sort(m: sp.csr_matrix) -> None:
     rows = np.repeat(np.arange(m.shape[0], dtype=np.int64), np.diff(m.indptr))
     want = np.lexsort((m.indices, -m.data, rows))
     assert scoring._row_order(rows, m.data).tolist() == want.tolist()
+    # float scores (a derived list's) and any subset of the entries, in their order
+    floats = m.data / 7.0
+    want_f = np.lexsort((m.indices, -floats, rows))
+    assert scoring._row_order(rows, floats).tolist() == want_f.tolist()
+    picked = np.flatnonzero(m.data % 2 == 0)
+    sub = np.lexsort((m.indices[picked], -m.data[picked], rows[picked]))
+    assert scoring._row_order(rows[picked], m.data[picked]).tolist() == sub.tolist()
 
 
 @settings(max_examples=300, deadline=None)

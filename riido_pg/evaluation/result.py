@@ -16,13 +16,21 @@ from typing import Any, Protocol
 
 from riido_pg.evaluation.inspection import INSPECTION_NAMES, Inspected, summarize
 from riido_pg.evaluation.metrics import MEASURE_NAMES, aggregate_ranks, rounded
-from riido_pg.evaluation.significance import LEVEL, RESAMPLES, SEED, Interval, paired_interval
+from riido_pg.evaluation.significance import LEVEL, RESAMPLES, SEED, paired_intervals
 from riido_pg.ranking.policies import BM25, IDENTIFIER_BM25_BASELINE_FIRST, get_policy
 
 #: The non-learned control every challenger is judged against.
 CONTROL = IDENTIFIER_BM25_BASELINE_FIRST
 
 __all__ = ["EvaluatedCorpus", "Evaluation", "QuestionResult"]
+
+
+def _reciprocal(rank: int) -> float:
+    return 1.0 / rank
+
+
+def _in_top_ten(rank: int) -> float:
+    return 1.0 if rank <= 10 else 0.0
 
 
 class EvaluatedCorpus(Protocol):
@@ -142,12 +150,19 @@ class Evaluation:
         bm25 = means[BM25] if BM25 in means else None
         base_r1 = bm25["recall@1"] if bm25 is not None else self.metrics_of(BM25)["recall@1"]
         out: dict[str, dict[str, Any]] = {}
-        for p in self.policies:
-            policy = get_policy(p)
-            if not (policy.fused or policy.needs_model):
-                continue
-            mrr = self._paired(p, lambda rank: 1.0 / rank)
-            r10 = self._paired(p, lambda rank: 1.0 if rank <= 10 else 0.0)
+        challengers = [p for p in self.policies if get_policy(p).fused or get_policy(p).needs_model]
+        # every interval in one pass: the resampled questions are drawn once
+        intervals = iter(
+            paired_intervals(
+                [
+                    self._paired(p, measure)
+                    for p in challengers
+                    for measure in (_reciprocal, _in_top_ten)
+                ]
+            )
+        )
+        for p in challengers:
+            mrr, r10 = next(intervals), next(intervals)
             r1 = means[p]["recall@1"] - base_r1
             beats = mrr.above_zero and not r10.below_zero and r1 >= 0
             word = "beats" if beats else "worse" if mrr.below_zero else "no significant difference"
@@ -168,9 +183,11 @@ class Evaluation:
             }
         return out
 
-    def _paired(self, policy: str, of_rank: Callable[[int], float]) -> Interval:
-        """``policy`` minus the control, per question, under a measure of the rank."""
-        return paired_interval(
+    def _paired(
+        self, policy: str, of_rank: Callable[[int], float]
+    ) -> tuple[list[float], list[float]]:
+        """``policy`` and the control, per question, under a measure of the rank."""
+        return (
             [of_rank(r.ranks[policy]) for r in self.results],
             [of_rank(r.ranks[CONTROL]) for r in self.results],
         )

@@ -193,7 +193,7 @@ class FirstTargets:
             ords, data = m.indices[picked], m.data[picked]
             starts = np.zeros(m.shape[0] + 1, dtype=np.int64)
             np.cumsum(np.bincount(rows, minlength=m.shape[0]), out=starts[1:])
-            flat = ords[np.lexsort((ords, -data, rows))]
+            flat = ords[_row_order(rows, data)]
             self._ahead = (flat.tolist(), starts.tolist())
         return self._ahead
 
@@ -364,27 +364,32 @@ class Batch:
         (score descending, id ascending), per question."""
         m = self.scores[col].tocsr()
         m.sort_indices()
-        rows = np.repeat(np.arange(m.shape[0], dtype=np.int64), np.diff(m.indptr))
+        counts = np.diff(m.indptr)
+        rows = np.repeat(np.arange(m.shape[0], dtype=np.int64), counts)
         order = _row_order(rows, m.data)
+        # the order keeps each row's entries in the row's own positions, so the
+        # entry at position p of the order ranks p - (its row's start) + 1
+        starts = np.repeat(m.indptr[:-1].astype(np.int64), counts)
         rank = np.empty(len(order), dtype=np.int64)
-        starts = m.indptr[:-1].astype(np.int64)[rows[order]]
-        rank[order] = np.arange(len(order)) - starts + 1
+        rank[order] = np.arange(len(order), dtype=np.int64) - starts + 1
         data = 1.0 / (float(k) + rank.astype(np.float64))
         return sp.csr_matrix((data, m.indices.copy(), m.indptr.copy()), shape=m.shape)
 
 
-def _row_order(rows: IntArray, units: npt.NDArray[np.int64]) -> IntArray:
-    """The entries of a CSR matrix of integer units (rows ascending, places ascending
-    within a row) in each row's ranking order: units descending, then place ascending.
+def _row_order(rows: IntArray, units: npt.NDArray[np.int64] | FloatArray) -> IntArray:
+    """The entries of a CSR matrix (rows ascending, places ascending within a row; or
+    any subset of them, in that order) in each row's ranking order: scores
+    descending, then place ascending.
 
-    One stable sort of one int64 key, row * (top + 1) + (top - units), where it fits
-    in 63 bits (ties keep their place order: the entries are already in it); three
-    sort keys otherwise."""
+    For integer units, one stable sort of one int64 key, row * (top + 1) + (top -
+    units), where it fits in 63 bits (ties keep their place order: the entries are
+    already in it); three sort keys otherwise."""
     if len(units) == 0:
         return np.zeros(0, dtype=np.int64)
-    low, top = int(units.min()), int(units.max())
+    exact = np.issubdtype(units.dtype, np.integer)
+    low, top = (int(units.min()), int(units.max())) if exact else (-1, 0)
     span = top + 1
-    if low >= 0 and int(rows[-1]) * span + span < 2**63:
+    if exact and low >= 0 and int(rows[-1]) * span + span < 2**63:
         key = rows * np.int64(span) + (np.int64(top) - units.astype(np.int64))
         return np.argsort(key, kind="stable")
     places = np.arange(len(units), dtype=np.int64)  # their place order, already sorted

@@ -15,8 +15,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
-__all__ = ["LEVEL", "RESAMPLES", "SEED", "Interval", "paired_interval"]
+__all__ = ["LEVEL", "RESAMPLES", "SEED", "Interval", "paired_interval", "paired_intervals"]
 
 #: Resamples of the questions.
 RESAMPLES = 2000
@@ -50,16 +51,35 @@ def paired_interval(
 ) -> Interval:
     """The mean of ``a - b`` (paired by position) and its :data:`LEVEL` bootstrap
     interval. ValueError when the lengths differ or there is nothing to compare."""
-    if len(a) != len(b) or not a:
-        raise ValueError("paired_interval needs two lists of the same, non-zero length")
-    d = np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64)
+    return paired_intervals([(a, b)], resamples=resamples, seed=seed)[0]
+
+
+def paired_intervals(
+    pairs: Sequence[tuple[Sequence[float], Sequence[float]]],
+    *,
+    resamples: int = RESAMPLES,
+    seed: int = SEED,
+) -> list[Interval]:
+    """:func:`paired_interval` of each pair, all of the same length: the resampled
+    questions depend only on the seed and the length, so each block of them is drawn
+    once and serves every pair (each interval is the one :func:`paired_interval`
+    gives alone, to the last bit)."""
+    if not pairs:
+        return []
+    n = len(pairs[0][0])
+    for a, b in pairs:
+        if len(a) != len(b) or not a or len(a) != n:
+            raise ValueError("paired_interval needs two lists of the same, non-zero length")
+    ds = [np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64) for a, b in pairs]
     rng = np.random.default_rng(seed)
-    means = np.concatenate(
-        [
-            d[rng.integers(0, len(d), size=(min(_BLOCK, resamples - s), len(d)))].mean(axis=1)
-            for s in range(0, resamples, _BLOCK)
-        ]
-    )
+    means: list[list[npt.NDArray[np.float64]]] = [[] for _ in ds]
+    for s in range(0, resamples, _BLOCK):
+        drawn = rng.integers(0, n, size=(min(_BLOCK, resamples - s), n))
+        for d, out in zip(ds, means, strict=True):
+            out.append(d[drawn].mean(axis=1))
     tail = (1 - LEVEL) / 2 * 100
-    low, high = np.percentile(means, [tail, 100 - tail])
-    return Interval(float(d.mean()), float(low), float(high))
+    found = []
+    for d, blocks in zip(ds, means, strict=True):
+        low, high = np.percentile(np.concatenate(blocks), [tail, 100 - tail])
+        found.append(Interval(float(d.mean()), float(low), float(high)))
+    return found

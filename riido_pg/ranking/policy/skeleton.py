@@ -378,8 +378,15 @@ class Scored(Base):
     @property
     def key(self) -> str:
         """The batch's name of this score: one per combiner and parameter values, so
-        several evaluated in one batch each rank by their own."""
-        return f"{type(self).__name__} {self.score_name} {self._values!r}"
+        several evaluated in one batch each rank by their own. Kept with the values
+        it was made from (read twice per question in an evaluation; a configured copy
+        has values of its own, so makes its own)."""
+        made = self.__dict__.get("_key")
+        if made is None or made[0] is not self._values:
+            made = (self._values, f"{type(self).__name__} {self.score_name} {self._values!r}")
+            self.__dict__["_key"] = made
+        key: str = made[1]
+        return key
 
     def derive(self, batch: EvalScores) -> None:
         batch.derive(self.key, self.scores(batch))

@@ -299,10 +299,12 @@ class Structure(Scored):
                 batch.lengths[summed.indices], self.length_prior
             )
         if batch.qualified is not None and self.name_match != 1:
+            # a batch's questions x documents as a dense mask: a batch is sized to
+            # at most BATCH_CELLS cells, so this is a couple of MB at most
             matched = batch.qualified.tocoo()
-            width = np.int64(summed.shape[1])
-            keys = matched.row.astype(np.int64) * width + matched.col.astype(np.int64)
-            here = np.isin(rows.astype(np.int64) * width + summed.indices, keys)
+            mask = np.zeros(summed.shape, dtype=bool)
+            mask[matched.row, matched.col] = True
+            here = mask[rows, summed.indices]
             summed.data = summed.data * np.where(here, self.name_match, 1.0)  # x * 1.0 is x
         prior = np.ones(summed.nnz)
         kinds = (
