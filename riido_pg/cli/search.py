@@ -17,6 +17,7 @@ from riido_pg.cli.options import (
     IdentifierHints,
     LimitOpt,
     ModelOpt,
+    ModelRankingOpt,
     PolicyOpt,
     SnapshotArg,
     TextConfig,
@@ -40,10 +41,15 @@ NO_WORDS_HINTED = (
 
 
 def _noted(ranking: Ranking, *, hints: list[str] | None, model: str | None) -> Ranking:
+    from riido_pg.ranking.policies import (
+        EXTERNAL_HINTS_BASELINE_FIRST,
+        MODEL_HINTS_BASELINE_FIRST,
+    )
+
     if not ranking.searchable:
-        if model is not None:
+        if model is not None and ranking.policy == MODEL_HINTS_BASELINE_FIRST:
             note(NO_WORDS_HINTED.format(source="model"))
-        elif hints is not None:
+        elif hints is not None and ranking.policy == EXTERNAL_HINTS_BASELINE_FIRST:
             note(NO_WORDS_HINTED.format(source="hints file"))
         else:
             note(NO_WORDS)
@@ -58,6 +64,7 @@ def hints(
     text_config: TextConfig = DEFAULT_TEXT_CONFIG,
     limit: LimitOpt = None,
     model: ModelOpt = None,
+    model_ranking: ModelRankingOpt = None,
 ) -> None:
     """Rank the documents given as JSON on stdin; keeps nothing.
 
@@ -66,7 +73,7 @@ def hints(
     """
     from riido_pg.api import read_request
 
-    chosen = policy_from_options(identifier_hints, hints_file, policy, model)
+    chosen = policy_from_options(identifier_hints, hints_file, policy, model, model_ranking)
     if sys.stdin.isatty():
         raise ConflictingOptions("hints reads a JSON request on stdin; pipe one in")
     request = read_request(sys.stdin.buffer)
@@ -93,6 +100,7 @@ def query(
     every: AllOpt = False,
     fmt: FormatOpt = None,
     model: ModelOpt = None,
+    model_ranking: ModelRankingOpt = None,
 ) -> None:
     """Rank a stored snapshot for a question.
 
@@ -103,7 +111,7 @@ def query(
     if limit is not None and every:
         raise ConflictingOptions("--limit and --all cannot be used together")
     shown = fmt or (Format.table if sys.stdout.isatty() else Format.json)
-    chosen = policy_from_options(identifier_hints, hints_file, policy, model)
+    chosen = policy_from_options(identifier_hints, hints_file, policy, model, model_ranking)
     cut = None if every else TABLE_ROWS if limit is None else limit
     with database(ctx) as db:
         ranking = db.rank(
