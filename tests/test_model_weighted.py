@@ -198,7 +198,7 @@ def test_a_query_outside_the_identifier_limits_is_bm25(conn: Any) -> None:
 def test_rules_of_the_method(conn: Any) -> None:
     with pytest.raises(ConflictingOptions, match="needs a model"):
         rank_snapshot(conn, "mw", "read", policy=POLICY)
-    with pytest.raises(ConflictingOptions, match="the model.s weight"):
+    with pytest.raises(ConflictingOptions, match=r"the model.s weight"):
         rank_snapshot(conn, "mw", "read", policy=POLICY, model=MODEL, params={"model_weight": -1})
     with pytest.raises(ConflictingOptions, match="the documents the model reorders"):
         rank_snapshot(conn, "mw", "read", policy=POLICY, model=MODEL, params={"model_depth": 0})
@@ -305,9 +305,7 @@ def test_cli_query_and_hints_select_it_with_model_ranking(cli: Any, conn: Any) -
             {"id": "c", "text": "func ReadConfig() {}"},
         ],
     }
-    out = cli(
-        ["hints", "--model", MODEL, "--model-ranking", "weighted"], input=json.dumps(request)
-    )
+    out = cli(["hints", "--model", MODEL, "--model-ranking", "weighted"], input=json.dumps(request))
     assert out.code == 0, out.stderr
     answer = json.loads(out.stdout)
     assert answer["policy"] == POLICY and len(answer["candidates"]) == 3
@@ -345,7 +343,9 @@ cosine = st.floats(min_value=-1, max_value=1, allow_nan=False)
     st.lists(st.tuples(finite, cosine), min_size=1, max_size=40),
     st.floats(min_value=0, max_value=8, allow_nan=False),
 )
-def test_weighted_order_is_the_sorted_definition(pairs: list[tuple[float, float]], w: float) -> None:
+def test_weighted_order_is_the_sorted_definition(
+    pairs: list[tuple[float, float]], w: float
+) -> None:
     scores = sorted((s for s, _ in pairs), reverse=True)  # structure's order: descending
     cos = [c for _, c in pairs]
     order, weighted = weighted_order(scores, cos, w)
