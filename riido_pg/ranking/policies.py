@@ -280,12 +280,13 @@ def select_policy(
     if flags:
         (flag,) = flags
         chosen = next(p for p in policies() if p.flag == flag)
+        if model_ranking is not None:
+            chosen = get_policy(model_rankings()[model_ranking])
+            flag = f"{flag} with --model-ranking {model_ranking}"
         if name is not None and name != chosen.name:
             raise ConflictingOptions(
                 f"{flag} means {chosen.name}; it cannot be used with --policy {name}"
             )
-        if model_ranking is not None:
-            return get_policy(model_rankings()[model_ranking])
         return chosen
     policy = get_policy(name or BM25)
     if policy.flag is not None and (policy.needs_hints or policy.needs_model):
@@ -293,7 +294,6 @@ def select_policy(
         raise ConflictingOptions(f"--policy {policy.name} needs {policy.flag} {what}")
     if policy.needs_model:
         raise ConflictingOptions(
-            f"policy {policy.name} is chosen by --model NAME --model-ranking "
-            f"{policy.model_ranking}, without --policy"
+            f"--policy {policy.name} needs --model NAME --model-ranking {policy.model_ranking}"
         )
     return policy
