@@ -17,14 +17,12 @@ policy on up to 40 of its questions, the two alternated question by question.
 
     python bench/model_weighted.py --model wordllama-256 --corpus cosqa-dev=DIR \\
         --corpus docproxy=DIR --corpus click-notests=DIR ...
-    python bench/model_weighted.py --table bench/out/model_weighted_*.json
+    python bench/model_weighted.py --table bench/out/model_weighted_*.json [--summary]
 """
 
 from __future__ import annotations
 
 import json
-import re
-import subprocess
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,9 +30,9 @@ from typing import Any
 
 import numpy as np
 from common import OUT_DIR, base_parser, bench_database, connect, write_results
+from model_in_ranking import _commit, embedded_rows, judge
 
 from riido_pg import Database, rank_snapshot
-from riido_pg.evaluation.significance import paired_interval
 from riido_pg.ranking.policies import (
     BM25,
     IDENTIFIER_BM25_BASELINE_FIRST,
@@ -46,22 +44,29 @@ from riido_pg.ranking.policies import (
 CONTROL = IDENTIFIER_BM25_BASELINE_FIRST
 POLICIES = (BM25, CONTROL, STRUCTURE_BM25, MODEL_HINTS_BASELINE_FIRST, MODEL_STRUCTURE_WEIGHTED)
 LATENCY_QUESTIONS = 40
+#: The tables' order of corpora: the development corpora, then the check corpora.
+ORDER = (
+    "cosqa-dev",
+    "docproxy",
+    "click-notests",
+    "httpx-notests",
+    "attrs-notests",
+    "cobra-notests",
+    "got-notests",
+    "reqwest-notests",
+)
 
 
-def judge(ranks: Sequence[int], against: Sequence[int]) -> dict[str, Any]:
-    iv = paired_interval([1 / r for r in ranks], [1 / r for r in against])
-    verdict = "better" if iv.low > 0 else "worse" if iv.high < 0 else "no significant difference"
-    return {"mean": iv.mean, "low": iv.low, "high": iv.high, "verdict": verdict}
+def ordered(corpora: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The corpora in :data:`ORDER`, any other after them by name."""
+    rank = {name: k for k, name in enumerate(ORDER)}
+    return sorted(corpora.items(), key=lambda kv: (rank.get(kv[0], len(ORDER)), kv[0]))
 
 
 def per_commit(lines: Sequence[str]) -> dict[str, float] | None:
     """From the ``embedded …`` lines of a history evaluation: the snapshots embedded
     now, and the median texts and seconds of a snapshot after the first."""
-    got = [
-        re.fullmatch(r"embedded \S+: ([\d,]+) new texts? for [\d,]+ documents? in ([\d.]+) s", x)
-        for x in lines
-    ]
-    rows = [(int(m[1].replace(",", "")), float(m[2])) for m in got if m]
+    rows = embedded_rows(lines)
     if len(rows) < 2:
         return None
     later = rows[1:]
@@ -153,7 +158,7 @@ def markdown(paths: Sequence[Path]) -> str:
             "| a later commit (median texts, s) | query p50 ms: structure / weighted (ratio) |"
         )
         out.append("|---|---:|---:|---:|---:|---:|---|---|")
-        for name, c in data["corpora"].items():
+        for name, c in ordered(data["corpora"]):
             cost, per, lat = c["cost"], c["per_commit"], c["latency"]
             p50 = lat["p50_ms"]
             out.append(
@@ -170,10 +175,9 @@ def markdown(paths: Sequence[Path]) -> str:
             "| MRR − structure_bm25 [95 %] |"
         )
         out.append("|---|---|---:|---:|---:|---:|---|---|")
-        for name, c in data["corpora"].items():
-            for p, m in c["policies"].items():
-                if p == BM25:
-                    continue
+        for name, c in ordered(data["corpora"]):
+            for p in POLICIES[1:]:
+                m = c["policies"][p]
                 out.append(
                     f"| {name} | `{p}` | {m['recall@1']:.4f} | {m['recall@10']:.4f} "
                     f"| {m['mrr']:.4f} | {m['ms_per_question']:.2f} | {_cell(m['vs_control'])} "
@@ -182,10 +186,27 @@ def markdown(paths: Sequence[Path]) -> str:
     return "\n".join(out)
 
 
-def _commit() -> str:
-    return subprocess.run(
-        ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True, check=False
-    ).stdout.strip()
+def summary(paths: Sequence[Path]) -> str:
+    """docs/evaluation.md's table: per model and corpus, the weighted policy against
+    structure_bm25 and the control."""
+    out = [
+        "| model | corpus | `structure_bm25` MRR | `model_structure_weighted` R@1 / R@10 / MRR "
+        "| − `structure_bm25` [95 %] | − control [95 %] | a later commit embeds "
+        "| query p50 (× structure's) |",
+        "|---|---|---:|---|---|---|---|---:|",
+    ]
+    for path in paths:
+        data = json.loads(path.read_text())
+        for name, c in ordered(data["corpora"]):
+            m, s = c["policies"][MODEL_STRUCTURE_WEIGHTED], c["policies"][STRUCTURE_BM25]
+            per = c["per_commit"]
+            later = f"{per['median_texts']:g} texts, {per['median_seconds']:.2f} s" if per else "–"
+            out.append(
+                f"| {data['model']} | {name} | {s['mrr']:.4f} | {m['recall@1']:.4f} / "
+                f"{m['recall@10']:.4f} / {m['mrr']:.4f} | {_cell(m['vs_structure'])} "
+                f"| {_cell(m['vs_control'])} | {later} | {c['latency']['median_ratio']:.2f}× |"
+            )
+    return "\n".join(out)
 
 
 def main() -> None:
@@ -196,9 +217,10 @@ def main() -> None:
     )
     p.add_argument("--database", default=None, help="an existing database's DSN (reused)")
     p.add_argument("--table", type=Path, nargs="*", help="print the tables of these results")
+    p.add_argument("--summary", action="store_true", help="with --table: the short table")
     args = p.parse_args()
     if args.table:
-        print(markdown(args.table))
+        print(summary(args.table) if args.summary else markdown(args.table))
         return
     corpora = dict(item.split("=", 1) for item in args.corpus)
     out: dict[str, Any] = {"model": args.model, "commit": _commit(), "corpora": {}}

@@ -1,0 +1,40 @@
+"""Search from SQL, installed again for the learned policy ``model_structure_weighted``:
+``riido.search`` refuses it as it refuses ``model_hints_baseline_first`` (its model
+runs in Python; the error's hint names the Python API and ``riido-pg query --model
+NAME --model-ranking weighted``) rather than as an unknown policy, and its result label
+``structure_bm25_model_input_out_of_scope`` is refused as a label.
+
+Installs this package's ``sql/search.sql`` and ``riido.search_settings()``
+(:mod:`riido_pg.server.search_functions`); :data:`INSTALLS` records their digest
+(tests/test_sql_search.py). Downgrading keeps them: the functions of revision 0016
+are not stored anywhere to go back to, and these rank every policy the same.
+
+Revision ID: 0017
+Revises: 0016
+Create Date: 2026-12-06
+"""
+
+from __future__ import annotations
+
+from alembic import op
+
+from riido_pg.server import search_functions
+
+revision = "0017"
+down_revision = "0016"
+branch_labels = None
+depends_on = None
+
+#: :func:`digest` as of this revision.
+INSTALLS = "079665644f5fee108b91c33b3d2336cefce79d95cddebe4bb9b4215c61192553"
+digest = search_functions.digest
+
+
+def upgrade() -> None:
+    conn = op.get_bind().connection.driver_connection
+    assert conn is not None  # a psycopg connection under alembic's SQLAlchemy one
+    search_functions.install(conn, again=True)
+
+
+def downgrade() -> None:
+    pass
