@@ -40,16 +40,13 @@ NO_WORDS_HINTED = (
 )
 
 
-def _noted(ranking: Ranking, *, hints: list[str] | None, model: str | None) -> Ranking:
-    from riido_pg.ranking.policies import (
-        EXTERNAL_HINTS_BASELINE_FIRST,
-        MODEL_HINTS_BASELINE_FIRST,
-    )
+def _noted(ranking: Ranking, *, hints: list[str] | None, policy: str) -> Ranking:
+    from riido_pg.ranking.policies import MODEL_HINTS_BASELINE_FIRST
 
     if not ranking.searchable:
-        if model is not None and ranking.policy == MODEL_HINTS_BASELINE_FIRST:
+        if policy == MODEL_HINTS_BASELINE_FIRST:
             note(NO_WORDS_HINTED.format(source="model"))
-        elif hints is not None and ranking.policy == EXTERNAL_HINTS_BASELINE_FIRST:
+        elif hints is not None:
             note(NO_WORDS_HINTED.format(source="hints file"))
         else:
             note(NO_WORDS)
@@ -86,7 +83,7 @@ def hints(
             hints=chosen.hints,
             model=model,
         )
-    emit_json(_noted(ranking, hints=chosen.hints, model=model).to_dict())
+    emit_json(_noted(ranking, hints=chosen.hints, policy=chosen.policy).to_dict())
 
 
 def query(
@@ -122,7 +119,7 @@ def query(
             hints=chosen.hints,
             model=model,
         )
-    _noted(ranking, hints=chosen.hints, model=model)
+    _noted(ranking, hints=chosen.hints, policy=chosen.policy)
     if shown is Format.json:
         emit_json({**ranking.to_dict(), "total": ranking.total})
         return
