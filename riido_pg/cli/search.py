@@ -41,10 +41,11 @@ NO_WORDS_HINTED = (
 
 
 def _noted(ranking: Ranking, *, hints: list[str] | None, policy: str) -> Ranking:
-    from riido_pg.ranking.policies import MODEL_HINTS_BASELINE_FIRST
+    from riido_pg.api import policies
 
     if not ranking.searchable:
-        if policy == MODEL_HINTS_BASELINE_FIRST:
+        # the model's hints interleaved (the policy --model chooses alone)
+        if any(p.name == policy and p.flag == "--model" for p in policies()):
             note(NO_WORDS_HINTED.format(source="model"))
         elif hints is not None:
             note(NO_WORDS_HINTED.format(source="hints file"))
