@@ -1,7 +1,8 @@
 """The shared ranking skeleton every policy module plugs into.
 
 A policy module (``single``, ``interleaved``, ``fused``, ``rrf``, ``structure``,
-``hinted``: README "Policies", docs/how-it-works.md "How to add a policy") declares
+``hinted``, ``model_weighted``: README "Policies", docs/how-it-works.md "How to add a
+policy") declares
 its parameters as plain data (:class:`Param`, the way ir_measures' measures carry
 theirs) and a combiner that turns its ranked lists into one ranking, for a stored
 snapshot (:meth:`Combiner.rank`, a plan of SQL statements) and inside the evaluation
