@@ -190,16 +190,22 @@ def run_corpus(conn: Any, corpus: Path, model_name: str) -> dict[str, Any]:
     }
 
 
-def _per_commit(lines: Sequence[str]) -> tuple[int, float, float] | None:
-    """(snapshots embedded now, median texts per snapshot after the first, median
-    seconds after the first) from the ``embedded …`` lines of a history evaluation."""
+def embedded_rows(lines: Sequence[str]) -> list[tuple[int, float]]:
+    """(texts embedded, seconds) of each snapshot, from the ``embedded …`` lines of a
+    history evaluation."""
     import re
 
     got = [
         re.fullmatch(r"embedded \S+: ([\d,]+) new texts? for [\d,]+ documents? in ([\d.]+) s", x)
         for x in lines
     ]
-    rows = [(int(m[1].replace(",", "")), float(m[2])) for m in got if m]
+    return [(int(m[1].replace(",", "")), float(m[2])) for m in got if m]
+
+
+def _per_commit(lines: Sequence[str]) -> tuple[int, float, float] | None:
+    """(snapshots embedded now, median texts per snapshot after the first, median
+    seconds after the first) from the ``embedded …`` lines of a history evaluation."""
+    rows = embedded_rows(lines)
     if len(rows) < 2:
         return None
     later = rows[1:]

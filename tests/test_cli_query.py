@@ -118,7 +118,8 @@ def test_table_format(cli: Any) -> None:
             "error: unknown policy 'bm26'; choose one of bm25, identifier_bm25, "
             "identifier_bm25_baseline_first, identifier_bm25_auxiliary_first, "
             "identifier_bm25_fused, identifier_bm25_rrf, structure_bm25, "
-            "external_hints_baseline_first, model_hints_baseline_first\n",
+            "external_hints_baseline_first, model_hints_baseline_first, "
+            "model_structure_weighted\n",
         ),
         (
             ["query", "q", "x", "--policy", "bm25_identifier_input_out_of_scope"],

@@ -45,7 +45,7 @@ from riido_pg.ranking import (
     OUT_OF_SCOPE,
     policies,
 )
-from riido_pg.ranking.policies import MODEL_OUT_OF_SCOPE
+from riido_pg.ranking.policies import MODEL_HINTS_BASELINE_FIRST, MODEL_OUT_OF_SCOPE
 
 REGISTRY = {p.name: p for p in policies()}
 POLICIES = tuple(p.name for p in policies())
@@ -335,7 +335,9 @@ def check_candidates(
             if key in c:
                 assert isinstance(c[key], float) and math.isfinite(c[key]) and c[key] >= 0, c
     raw = [(c["id"], c["bm25_score"]) for c in candidates]
-    if policy in IDENTIFIER_POLICIES:
+    if policy in IDENTIFIER_POLICIES and REGISTRY[policy].needs_model:
+        assert label in (policy, OUT_OF_SCOPE, REGISTRY[policy].fallback_label)
+    elif policy in IDENTIFIER_POLICIES:
         assert label in (policy, OUT_OF_SCOPE)
     elif REGISTRY[policy].needs_model:
         assert label in (policy, MODEL_OUT_OF_SCOPE)
@@ -435,7 +437,7 @@ def test_many_word_query_under_the_limit_falls_back_for_identifier_policies(
     query = " ".join(words)
     assert MAX_QUERY_BYTES - 16 < len(query.encode()) <= MAX_QUERY_BYTES
     base = rank_snapshot(conn, SNAP, query)
-    ranking = rank_snapshot(conn, SNAP, query, policy=policy)
+    ranking = rank_snapshot(conn, SNAP, query, policy=policy, model=_model(policy))
     assert ranking.policy == OUT_OF_SCOPE
     assert [c.to_dict() for c in ranking.candidates] == [c.to_dict() for c in base.candidates]
     assert base.candidates[0].bm25_score > 0
@@ -457,7 +459,7 @@ def no_words_note(policy: str) -> str:
     policy's (id order, or id order with the hints' suggestions interleaved)."""
     if policy == EXTERNAL_HINTS_BASELINE_FIRST:
         return f"note: {NO_WORDS_HINTED.format(source='hints file')}\n"
-    if REGISTRY[policy].needs_model:
+    if policy == MODEL_HINTS_BASELINE_FIRST:
         return f"note: {NO_WORDS_HINTED.format(source='model')}\n"
     return f"note: {NO_WORDS}\n"
 
@@ -479,6 +481,8 @@ def _check_cli(result: Any, query: str, policy: str) -> None:
 def _policy_args(policy: str, hints_file: Path) -> list[str]:
     if policy == EXTERNAL_HINTS_BASELINE_FIRST:
         return ["--hints-file", str(hints_file)]
+    if REGISTRY[policy].needs_model and REGISTRY[policy].flag is None:
+        return ["--model", MODEL_NAME, "--model-ranking", str(REGISTRY[policy].model_ranking)]
     if REGISTRY[policy].needs_model:
         return ["--model", MODEL_NAME]
     return ["--policy", policy]

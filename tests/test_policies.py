@@ -17,7 +17,7 @@ from riido_pg.errors import ConflictingOptions
 from riido_pg.ranking import OUT_OF_SCOPE, evaluated_policies, policies
 from riido_pg.ranking.inputs import NAME
 from riido_pg.ranking.model_hints import model_named
-from riido_pg.ranking.policies import HINTS, IDENT, MODEL, RAW, select_policy
+from riido_pg.ranking.policies import COSINE, HINTS, IDENT, MODEL, RAW, select_policy
 from riido_pg.storage.embeddings import embed_snapshot
 
 REGISTRY = {p.name: p for p in policies()}
@@ -39,6 +39,8 @@ def _inputs(name: str, hints_file: Path) -> list[str]:
     policy = REGISTRY[name]
     if policy.needs_hints:
         return ["--hints-file", str(hints_file)]
+    if policy.needs_model and policy.flag is None:
+        return ["--model", MODEL_NAME, "--model-ranking", str(policy.model_ranking)]
     if policy.needs_model:
         return ["--model", MODEL_NAME]
     return []
@@ -65,8 +67,8 @@ def test_the_registry_is_well_formed() -> None:
     flags = [p.flag for p in REGISTRY.values() if p.flag is not None]
     assert len(flags) == len(set(flags))
     for policy in REGISTRY.values():
-        assert 1 <= len(policy.lists) <= 3
-        assert set(policy.lists) <= {RAW, IDENT, NAME, HINTS, MODEL}
+        assert 1 <= len(policy.lists) <= 4
+        assert set(policy.lists) <= {RAW, IDENT, NAME, HINTS, MODEL, COSINE}
         assert policy.evaluated == (HINTS not in policy.lists)
 
 
@@ -148,7 +150,10 @@ def _forbidden(hints_file: Path) -> list[tuple[list[str], str]]:
         if p.needs_hints:
             out.append((["--policy", p.name], f"error: --policy {p.name} needs {p.flag} F"))
         if p.needs_model:
-            out.append((["--policy", p.name], f"error: --policy {p.name} needs {p.flag} NAME"))
+            how = (
+                p.flag if p.flag is not None else f"--model NAME --model-ranking {p.model_ranking}"
+            )
+            out.append((["--policy", p.name], f"error: --policy {p.name} needs {how}"))
     out.append((["--policy", OUT_OF_SCOPE], f"error: {OUT_OF_SCOPE} is a result label"))
     out.append((["--policy", "nope"], "error: unknown policy 'nope'"))
     return out

@@ -340,6 +340,16 @@ BAD = [
         "learned model",
     ),
     (
+        "SELECT * FROM riido.search('demo', 'q', 10, 'model_structure_weighted')",
+        "RI003",
+        "learned model",
+    ),
+    (
+        "SELECT * FROM riido.search('demo', 'q', 10, 'structure_bm25_model_input_out_of_scope')",
+        "RI003",
+        "result label",
+    ),
+    (
         "SELECT * FROM riido.search('demo', 'q', 10, 'external_hints_baseline_first')",
         "RI004",
         "needs a list of hint ids",

@@ -30,7 +30,13 @@ if TYPE_CHECKING:
     from riido_pg.files import STDOUT, check_output, output_file, write_output
     from riido_pg.quoting import visible
     from riido_pg.ranking import Ranking
-    from riido_pg.ranking.policies import BM25, evaluated_policies, policies, select_policy
+    from riido_pg.ranking.policies import (
+        BM25,
+        evaluated_policies,
+        model_rankings,
+        policies,
+        select_policy,
+    )
     from riido_pg.ranking.rank import NO_WORDS
     from riido_pg.server.embedded import stop as stop_embedded
     from riido_pg.server.errors import translate as translate_database_error
@@ -67,6 +73,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "downgrade_schema": ("riido_pg.server.migrate", "downgrade"),
     "evaluated_policies": ("riido_pg.ranking.policies", "evaluated_policies"),
     "iter_functions": ("riido_pg.extract", "iter_functions"),
+    "model_rankings": ("riido_pg.ranking.policies", "model_rankings"),
     "output_file": ("riido_pg.files", "output_file"),
     "read_request": ("riido_pg.documents", "read_request"),
     "policies": ("riido_pg.ranking.policies", "policies"),
@@ -110,6 +117,7 @@ __all__ = [
     "downgrade_schema",
     "evaluated_policies",
     "iter_functions",
+    "model_rankings",
     "output_file",
     "policies",
     "read_hints",

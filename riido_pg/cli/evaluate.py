@@ -105,8 +105,9 @@ def eval_command(
         typer.Option(
             "--model",
             metavar="NAME",
-            help="Also evaluate this learned hint source (model_hints_baseline_first), "
-            "embedding the corpus if needed, and report every policy's cost.",
+            help="Also evaluate this learned hint source (model_hints_baseline_first and "
+            "model_structure_weighted), embedding the corpus if needed, and report every "
+            "policy's cost.",
             show_default=False,
         ),
     ] = None,

@@ -15,7 +15,7 @@ from typing import Annotated, TypeVar
 
 import typer
 
-from riido_pg.api import MAX_LIMIT, evaluated_policies, policies
+from riido_pg.api import MAX_LIMIT, evaluated_policies, model_rankings, policies
 from riido_pg.cli.errors import OptionError
 
 __all__ = [
@@ -146,7 +146,28 @@ ModelOpt = Annotated[
     typer.Option(
         "--model",
         metavar="NAME",
-        help="A learned hint source (policy model_hints_baseline_first), e.g. wordllama-256.",
+        help="A learned hint source, e.g. wordllama-256 (policy model_hints_baseline_first; "
+        "--model-ranking weighted: model_structure_weighted).",
+        show_default=False,
+    ),
+]
+
+
+def _model_ranking_help() -> str:
+    rankings = model_rankings()
+    return (
+        "How --model ranks: "
+        + "; ".join(f"{value} (policy {name})" for value, name in rankings.items())
+        + ". Default: hints."
+    )
+
+
+ModelRankingOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--model-ranking",
+        metavar="HOW",
+        help=_model_ranking_help(),
         show_default=False,
     ),
 ]

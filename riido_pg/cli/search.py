@@ -17,6 +17,7 @@ from riido_pg.cli.options import (
     IdentifierHints,
     LimitOpt,
     ModelOpt,
+    ModelRankingOpt,
     PolicyOpt,
     SnapshotArg,
     TextConfig,
@@ -39,9 +40,12 @@ NO_WORDS_HINTED = (
 )
 
 
-def _noted(ranking: Ranking, *, hints: list[str] | None, model: str | None) -> Ranking:
+def _noted(ranking: Ranking, *, hints: list[str] | None, policy: str) -> Ranking:
+    from riido_pg.api import policies
+
     if not ranking.searchable:
-        if model is not None:
+        # the model's hints interleaved (the policy --model chooses alone)
+        if any(p.name == policy and p.flag == "--model" for p in policies()):
             note(NO_WORDS_HINTED.format(source="model"))
         elif hints is not None:
             note(NO_WORDS_HINTED.format(source="hints file"))
@@ -58,6 +62,7 @@ def hints(
     text_config: TextConfig = DEFAULT_TEXT_CONFIG,
     limit: LimitOpt = None,
     model: ModelOpt = None,
+    model_ranking: ModelRankingOpt = None,
 ) -> None:
     """Rank the documents given as JSON on stdin; keeps nothing.
 
@@ -66,7 +71,7 @@ def hints(
     """
     from riido_pg.api import read_request
 
-    chosen = policy_from_options(identifier_hints, hints_file, policy, model)
+    chosen = policy_from_options(identifier_hints, hints_file, policy, model, model_ranking)
     if sys.stdin.isatty():
         raise ConflictingOptions("hints reads a JSON request on stdin; pipe one in")
     request = read_request(sys.stdin.buffer)
@@ -79,7 +84,7 @@ def hints(
             hints=chosen.hints,
             model=model,
         )
-    emit_json(_noted(ranking, hints=chosen.hints, model=model).to_dict())
+    emit_json(_noted(ranking, hints=chosen.hints, policy=chosen.policy).to_dict())
 
 
 def query(
@@ -93,6 +98,7 @@ def query(
     every: AllOpt = False,
     fmt: FormatOpt = None,
     model: ModelOpt = None,
+    model_ranking: ModelRankingOpt = None,
 ) -> None:
     """Rank a stored snapshot for a question.
 
@@ -103,7 +109,7 @@ def query(
     if limit is not None and every:
         raise ConflictingOptions("--limit and --all cannot be used together")
     shown = fmt or (Format.table if sys.stdout.isatty() else Format.json)
-    chosen = policy_from_options(identifier_hints, hints_file, policy, model)
+    chosen = policy_from_options(identifier_hints, hints_file, policy, model, model_ranking)
     cut = None if every else TABLE_ROWS if limit is None else limit
     with database(ctx) as db:
         ranking = db.rank(
@@ -114,7 +120,7 @@ def query(
             hints=chosen.hints,
             model=model,
         )
-    _noted(ranking, hints=chosen.hints, model=model)
+    _noted(ranking, hints=chosen.hints, policy=chosen.policy)
     if shown is Format.json:
         emit_json({**ranking.to_dict(), "total": ranking.total})
         return

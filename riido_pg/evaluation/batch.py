@@ -450,16 +450,19 @@ def _evaluate_batch(
         policy.combiner.derive(batch)
         clock[policy.name] += time.perf_counter() - began
     bm25 = get_policy(BM25)
+    if learned is not None:
+        batch.hint_source = lambda row: learned.hints(start + row, batch, row)
+        batch.vectors = learned.vectors
+        batch.queries = learned.queries[start:stop]
     for i, (q, t) in enumerate(zip(questions, terms, strict=True)):
-        hints = learned.hints(start + i, batch, i) if learned is not None else None
-        batch.hints.append(hints)
+        embedded = learned is not None and learned.queries[start + i] is not None
         targets = set(docs.place(q.targets).tolist())
         ranks = {BM25: bm25.combiner.first_target(batch, i, targets)}
         ran: dict[str, Policy] = {}
         inspected: dict[str, Inspected] = {}
         for policy in policies:
             began = time.perf_counter()
-            runs, _ = resolve(policy, t, embedded=hints is not None)
+            runs, _ = resolve(policy, t, embedded=embedded)
             ran[policy.name] = runs
             rank, cost = runs.combiner.first_target_cost(batch, i, targets)
             clock[policy.name] += time.perf_counter() - began

@@ -21,7 +21,7 @@ needs from a :class:`Batch`, which implements the protocol ranking declares for 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -282,14 +282,22 @@ def first_targets(
 class Batch:
     """A batch of questions: each column's scores over every document (``scores``:
     ``raw``, ``ident``, integer units), whatever a combiner derives from them
-    (:meth:`derive`), and each question's learned hints (``hints``, for the model
-    list). FirstTargets are computed on first use."""
+    (:meth:`derive`), each question's learned hints (``hints``, for the model list)
+    and its and the documents' vectors (for the cosine list). FirstTargets are
+    computed on first use."""
 
     scores: dict[str, sp.csr_matrix]
     n_docs: int
     target_rows: IntArray
     target_ords: IntArray
-    hints: list[list[int] | None] = field(default_factory=list)
+    #: Each question's learned hints, computed on first use by ``hint_source`` (from
+    #: the question's row), for the model list.
+    hint_source: Callable[[int], list[int] | None] | None = None
+    hints: dict[int, list[int] | None] = field(default_factory=dict)
+    #: Every document's unit vector under the evaluation's model (row = place), and
+    #: each question's (by row; None when it embeds to nothing), for the cosine list.
+    vectors: npt.NDArray[np.float32] | None = None
+    queries: Sequence[npt.NDArray[np.float32] | None] = ()
     #: Per document place: is it test code (kind ``test``)? documentation or example
     #: code (kind ``example``)? Per question: is it about tests? about documentation
     #: or examples? (None when no policy of the evaluation needs them.)
@@ -326,12 +334,34 @@ class Batch:
     def rank_of_first(self, key: str, i: int) -> int:
         return int(self.firsts(key).ranks[i])
 
+    def hint_list(self, i: int) -> list[int]:
+        """Question i's learned hints (empty when it has none)."""
+        if i not in self.hints:
+            self.hints[i] = self.hint_source(i) if self.hint_source is not None else None
+        return self.hints[i] or []
+
     def prefix(self, name: str, i: int) -> list[int]:
         """A list's ranking down to question i's first target (the model's hint list
         as a whole: it is partial)."""
         if name == MODEL:
-            return self.hints[i] or []
+            return self.hint_list(i)
         return self.firsts(name).prefix(i)
+
+    def score_of(self, key: str, i: int, places: Sequence[int]) -> FloatArray:
+        """Question i's scores by ``key`` of these places (0 where none is stored)."""
+        m = self.scores[key] if key in self.scores else self.derived[key]
+        lo, hi = int(m.indptr[i]), int(m.indptr[i + 1])
+        row = dict(zip(m.indices[lo:hi].tolist(), m.data[lo:hi].tolist(), strict=True))
+        return np.asarray([row.get(int(p), 0.0) for p in places], dtype=np.float64)
+
+    def embedded(
+        self, i: int, places: Sequence[int]
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]] | None:
+        """Question i's unit vector and the vectors of these places, in that order."""
+        query = self.queries[i] if i < len(self.queries) else None
+        if query is None or self.vectors is None:
+            return None
+        return query, self.vectors[np.asarray(places, dtype=np.int64)]
 
     def cost_above(self, key: str, i: int) -> tuple[int, int]:
         """Characters and tokens above question i's first target by ``key``,
@@ -356,7 +386,7 @@ class Batch:
 
     def order(self, name: str, i: int, depth: int) -> list[int]:
         if name == MODEL:
-            return (self.hints[i] or [])[:depth]
+            return self.hint_list(i)[:depth]
         return self.firsts(name).order(i, depth)
 
     def reciprocal_ranks(self, col: str, k: float) -> sp.csr_matrix:

@@ -19,15 +19,16 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from riido_pg.ranking import bm25
+from riido_pg.ranking.policy.skeleton import Embedded
 from riido_pg.ranking.terms import QueryTerms
 from riido_pg.server.plans import Plan
-from riido_pg.storage.embeddings import vectors_plan
-from riido_pg.storage.snapshots import Target
+from riido_pg.storage.embeddings import model_plan, require_model, vectors_plan
+from riido_pg.storage.snapshots import Snapshot, Target
 
 if TYPE_CHECKING:
     from riido_pg.embedding import CheckedModel
 
-__all__ = ["CANDIDATES", "cosine_hints", "hints_plan", "model_named"]
+__all__ = ["CANDIDATES", "cosine_hints", "embedded_plan", "hints_plan", "model_named"]
 
 #: Documents taken from the top of each BM25 ranking into the candidate set.
 CANDIDATES = 1000
@@ -54,21 +55,28 @@ def cosine_hints(
     return ords[order].tolist()  # type: ignore[no-any-return]
 
 
-def hints_plan(target: Target, query: str, terms: QueryTerms, name: str) -> Plan[list[int] | None]:
-    """The model's hint doc_ords for ``query`` in a snapshot (whose embeddings under
-    the model :func:`~riido_pg.storage.embeddings.require_model` checked), or None
+def embedded_plan(snap: Snapshot, query: str, name: str) -> Plan[Embedded | None]:
+    """The query embedded by the model ``name`` for a snapshot embedded with it
+    (:func:`~riido_pg.storage.embeddings.require_model` checks that first), or None
     when the query embeds to nothing."""
     from riido_pg.embedding import EmptyEmbedding, embed_query
 
     model = model_named(name)
+    stored = yield from model_plan(snap.snapshot_id, model.name)
+    require_model(snap, model, stored)
     try:
-        query_vec = embed_query(model, query)
+        return Embedded(model.name, model.dim, embed_query(model, query))
     except EmptyEmbedding:
         return None
+
+
+def hints_plan(target: Target, embedded: Embedded, terms: QueryTerms) -> Plan[list[int]]:
+    """The model's hint doc_ords for an embedded query in a snapshot embedded with
+    the model."""
     found: dict[int, str] = {}
     for col in ("raw", "ident"):
         result = yield bm25.ranked(target, col, terms.of(col), CANDIDATES)
         found.update((int(o), str(i)) for o, i, _ in result.rows)
     candidates = sorted(found, key=lambda o: found[o])
-    matrix = yield from vectors_plan(target, model.name, candidates, model.dim)
-    return cosine_hints(query_vec, candidates, matrix)
+    matrix = yield from vectors_plan(target, embedded.model, candidates, embedded.dim)
+    return cosine_hints(embedded.query, candidates, matrix)

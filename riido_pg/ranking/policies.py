@@ -18,7 +18,15 @@ import threading
 from collections.abc import Mapping, Sequence
 
 from riido_pg.errors import ConflictingOptions, Hint
-from riido_pg.ranking.policy import fused, hinted, interleaved, rrf, single, structure
+from riido_pg.ranking.policy import (
+    fused,
+    hinted,
+    interleaved,
+    model_weighted,
+    rrf,
+    single,
+    structure,
+)
 from riido_pg.ranking.policy.fused import FUSED_WEIGHT, IDENTIFIER_BM25_FUSED, WEIGHT
 from riido_pg.ranking.policy.hinted import (
     EXTERNAL_HINTS_BASELINE_FIRST,
@@ -28,9 +36,23 @@ from riido_pg.ranking.policy.interleaved import (
     IDENTIFIER_BM25_AUXILIARY_FIRST,
     IDENTIFIER_BM25_BASELINE_FIRST,
 )
+from riido_pg.ranking.policy.model_weighted import (
+    MODEL_DEPTH,
+    MODEL_STRUCTURE_WEIGHTED,
+    MODEL_WEIGHT,
+)
 from riido_pg.ranking.policy.rrf import IDENTIFIER_BM25_RRF, RRF_K
 from riido_pg.ranking.policy.single import BM25, IDENTIFIER_BM25
-from riido_pg.ranking.policy.skeleton import HINTS, IDENT, MODEL, NAME, RAW, Param, Policy
+from riido_pg.ranking.policy.skeleton import (
+    COSINE,
+    HINTS,
+    IDENT,
+    MODEL,
+    NAME,
+    RAW,
+    Param,
+    Policy,
+)
 from riido_pg.ranking.policy.structure import (
     STRUCTURE_BM25,
     STRUCTURE_EXAMPLE_PRIOR,
@@ -44,6 +66,7 @@ from riido_pg.ranking.terms import QueryTerms
 
 __all__ = [
     "BM25",
+    "COSINE",
     "EXTERNAL_HINTS_BASELINE_FIRST",
     "FUSED_WEIGHT",
     "HINTS",
@@ -55,8 +78,12 @@ __all__ = [
     "IDENTIFIER_BM25_RRF",
     "LABELS",
     "MODEL",
+    "MODEL_DEPTH",
     "MODEL_HINTS_BASELINE_FIRST",
     "MODEL_OUT_OF_SCOPE",
+    "MODEL_STRUCTURE_OUT_OF_SCOPE",
+    "MODEL_STRUCTURE_WEIGHTED",
+    "MODEL_WEIGHT",
     "NAME",
     "OUT_OF_SCOPE",
     "RAW",
@@ -74,6 +101,7 @@ __all__ = [
     "configure_each",
     "evaluated_policies",
     "get_policy",
+    "model_rankings",
     "policies",
     "policy_params",
     "register_policy",
@@ -87,7 +115,10 @@ OUT_OF_SCOPE = "bm25_identifier_input_out_of_scope"
 #: A result label: model hints were asked for, but the query embeds to nothing under
 #: the model (blank, or no token the model knows); ``bm25`` was ranked.
 MODEL_OUT_OF_SCOPE = "bm25_model_input_out_of_scope"
-LABELS = (OUT_OF_SCOPE, MODEL_OUT_OF_SCOPE)
+#: A result label: ``model_structure_weighted`` was asked for, but the query embeds to
+#: nothing under the model; ``structure_bm25`` was ranked.
+MODEL_STRUCTURE_OUT_OF_SCOPE = "structure_bm25_model_input_out_of_scope"
+LABELS = (OUT_OF_SCOPE, MODEL_OUT_OF_SCOPE, MODEL_STRUCTURE_OUT_OF_SCOPE)
 
 
 _REGISTRY: dict[str, Policy] = {}
@@ -99,16 +130,21 @@ def register_policy(policy: Policy) -> Policy:
     with _LOCK:
         if policy.name in _REGISTRY or policy.name in LABELS:
             raise ValueError(f"policy {policy.name!r} is declared twice")
-        if not 1 <= len(policy.lists) <= 3 or not set(policy.lists) <= {
+        if not 1 <= len(policy.lists) <= 4 or not set(policy.lists) <= {
             RAW,
             IDENT,
             NAME,
             HINTS,
             MODEL,
+            COSINE,
         }:
             raise ValueError(
-                f"policy {policy.name!r}: lists must be one to three of raw, ident, name, "
-                "hints, model"
+                f"policy {policy.name!r}: lists must be one to four of raw, ident, name, "
+                "hints, model, cosine"
+            )
+        if policy.needs_model and policy.fallback_label not in LABELS:
+            raise ValueError(
+                f"policy {policy.name!r}: a model policy falls back to bm25 or structure_bm25"
             )
         _REGISTRY[policy.name] = policy
     return policy
@@ -119,7 +155,7 @@ def policies() -> tuple[Policy, ...]:
     return tuple(_REGISTRY.values())
 
 
-for _module in (single, interleaved, fused, rrf, structure, hinted):
+for _module in (single, interleaved, fused, rrf, structure, hinted, model_weighted):
     for _policy in _module.POLICIES:
         register_policy(_policy)
 
@@ -144,12 +180,14 @@ def get_policy(name: str) -> Policy:
 def resolve(policy: Policy, terms: QueryTerms, *, embedded: bool = True) -> tuple[Policy, str]:
     """The policy that actually ranks a query, and the label the result carries:
     ``bm25`` under :data:`OUT_OF_SCOPE` when an identifier policy meets a query
-    outside the identifier limits, under :data:`MODEL_OUT_OF_SCOPE` when a model
-    policy's query embeds to nothing (``embedded`` false); else the policy itself."""
+    outside the identifier limits; when a model policy's query embeds to nothing
+    (``embedded`` false), its fallback (``bm25`` under :data:`MODEL_OUT_OF_SCOPE`,
+    ``structure_bm25`` under :data:`MODEL_STRUCTURE_OUT_OF_SCOPE`); else the policy
+    itself."""
     if policy.identifier and not terms.identifier_in_scope:
         return _REGISTRY[BM25], OUT_OF_SCOPE
     if policy.needs_model and not embedded:
-        return _REGISTRY[BM25], MODEL_OUT_OF_SCOPE
+        return _REGISTRY[policy.model_fallback], policy.fallback_label
     return policy, policy.name
 
 
@@ -213,20 +251,40 @@ def check_hints(policy: Policy, hints: Sequence[str] | None, model: str | None =
             f"policy {policy.name} needs a model", Hint("pass --model NAME", "pass model=NAME")
         )
     if model is not None and not policy.needs_model:
+        learned = " or ".join(p.name for p in policies() if p.needs_model)
         raise ConflictingOptions(
-            f"a model is the policy {MODEL_HINTS_BASELINE_FIRST}; it cannot be used with "
-            f"policy {policy.name}"
+            f"a model ranks under policy {learned}; it cannot be used with policy {policy.name}"
         )
 
 
-def select_policy(name: str | None, flags: Sequence[str] = ()) -> Policy:
-    """The policy chosen by ``--policy NAME`` and the policy flags given, or
-    ConflictingOptions when they disagree (two flags; a flag and another policy)."""
+def model_rankings() -> dict[str, str]:
+    """``--model-ranking`` values and the learned policy each selects with ``--model``."""
+    return {p.model_ranking: p.name for p in policies() if p.model_ranking is not None}
+
+
+def select_policy(
+    name: str | None, flags: Sequence[str] = (), model_ranking: str | None = None
+) -> Policy:
+    """The policy chosen by ``--policy NAME``, the policy flags given and
+    ``--model-ranking`` (with ``--model``: which learned policy), or
+    ConflictingOptions when they disagree (two flags; a flag and another policy;
+    ``--model-ranking`` without ``--model``)."""
     if len(flags) > 1:
         raise ConflictingOptions(f"{' and '.join(flags)} cannot be used together")
+    if model_ranking is not None:
+        rankings = model_rankings()
+        if model_ranking not in rankings:
+            raise ConflictingOptions(
+                f"--model-ranking must be {' or '.join(rankings)}, not {model_ranking!r}"
+            )
+        if "--model" not in flags:
+            raise ConflictingOptions("--model-ranking needs --model NAME")
     if flags:
         (flag,) = flags
         chosen = next(p for p in policies() if p.flag == flag)
+        if model_ranking is not None:
+            chosen = get_policy(model_rankings()[model_ranking])
+            flag = f"{flag} with --model-ranking {model_ranking}"
         if name is not None and name != chosen.name:
             raise ConflictingOptions(
                 f"{flag} means {chosen.name}; it cannot be used with --policy {name}"
@@ -236,4 +294,8 @@ def select_policy(name: str | None, flags: Sequence[str] = ()) -> Policy:
     if policy.flag is not None and (policy.needs_hints or policy.needs_model):
         what = "FILE" if policy.needs_hints else "NAME"
         raise ConflictingOptions(f"--policy {policy.name} needs {policy.flag} {what}")
+    if policy.needs_model:
+        raise ConflictingOptions(
+            f"--policy {policy.name} needs --model NAME --model-ranking {policy.model_ranking}"
+        )
     return policy

@@ -28,8 +28,17 @@ from riido_pg.ranking.policies import (
     policy_params,
     resolve,
 )
-from riido_pg.ranking.policy.skeleton import HINTS, IDENT, NAME, RAW, RankInput, Row
-from riido_pg.ranking.terms import QueryTerms, terms_plan
+from riido_pg.ranking.policy.skeleton import (
+    HINTS,
+    IDENT,
+    MODEL,
+    NAME,
+    RAW,
+    Embedded,
+    RankInput,
+    Row,
+)
+from riido_pg.ranking.terms import terms_plan
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import read_transaction, translated
 from riido_pg.server.plans import Plan, Query, run
@@ -69,6 +78,9 @@ class Candidate:
     score_name: str | None = None
     #: The name field's BM25 score, for a policy that reads it (``structure_bm25``).
     name_bm25_score: float | None = None
+    #: The learned score a policy placed it by (``model_structure_weighted``'s first
+    #: M: ``weighted_score``), None elsewhere.
+    weighted_score: float | None = None
 
     @property
     def fused_score(self) -> float | None:
@@ -82,6 +94,8 @@ class Candidate:
             out[self.score_name] = self.score
         if self.name_bm25_score is not None:
             out["name_bm25_score"] = self.name_bm25_score
+        if self.weighted_score is not None:
+            out["weighted_score"] = self.weighted_score
         return out
 
 
@@ -141,32 +155,29 @@ class RankOptions:
         return cls(chosen, limit, hints, model)
 
 
-def _model_ords(
-    snap: Snapshot, query: str, terms: QueryTerms, opts: RankOptions
-) -> Plan[list[int] | None]:
-    from riido_pg.ranking.model_hints import hints_plan, model_named
-    from riido_pg.storage.embeddings import model_plan, require_model
-
-    assert opts.model is not None
-    model = model_named(opts.model)
-    stored = yield from model_plan(snap.snapshot_id, model.name)
-    require_model(snap, model, stored)
-    return (yield from hints_plan(snap.target, query, terms, opts.model))
-
-
 def ranking_plan(snap: Snapshot, query: str, opts: RankOptions) -> Plan[Ranking]:
     """Rank ``query`` in a ready snapshot whose row is known."""
     target = snap.target
     terms = yield from terms_plan(query, snap.text_config)
     model: list[int] | None = None
+    embedded: Embedded | None = None
     if opts.policy.needs_model:
-        model = yield from _model_ords(snap, query, terms, opts)
-    policy, label = resolve(opts.policy, terms, embedded=model is not None)
+        from riido_pg.ranking.model_hints import embedded_plan, hints_plan
+
+        assert opts.model is not None
+        embedded = yield from embedded_plan(snap, query, opts.model)
+        if embedded is not None and MODEL in opts.policy.lists:
+            model = yield from hints_plan(target, embedded, terms)
+    policy, label = resolve(
+        opts.policy, terms, embedded=embedded is not None or not opts.policy.needs_model
+    )
     hints = None
     if HINTS in policy.lists:
         assert opts.hints is not None
         hints = yield from lists.hint_ords(target, opts.hints)
-    rows = yield from policy.combiner.rank(RankInput(target, terms, opts.limit, hints, model))
+    rows = yield from policy.combiner.rank(
+        RankInput(target, terms, opts.limit, hints, model, embedded)
+    )
     shown = [RAW, IDENT] if policy.identifier else [RAW]
     by_ord = {r.doc_ord: r for r in rows}
     for col in shown:
@@ -192,6 +203,7 @@ def _candidate(row: Row, rank: int, names: dict[int, str], policy: Policy) -> Ca
         row.score if name is not None else None,
         name,
         bm25.score(row.name or 0) if NAME in policy.lists else None,
+        row.learned,
     )
 
 

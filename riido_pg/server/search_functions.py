@@ -26,6 +26,7 @@ from riido_pg.ranking.bm25 import SCALE
 from riido_pg.ranking.policies import (
     FUSED_WEIGHT,
     MODEL_OUT_OF_SCOPE,
+    MODEL_STRUCTURE_OUT_OF_SCOPE,
     OUT_OF_SCOPE,
     RRF_K,
     STRUCTURE_EXAMPLE_PRIOR,
@@ -46,7 +47,7 @@ def _values() -> list[tuple[str, str, Any]]:
         ("max_query_bytes", "integer", MAX_QUERY_BYTES),
         ("max_identifier_lexemes", "integer", MAX_IDENTIFIER_QUERY_LEXEMES),
         ("max_identifier_bytes", "integer", MAX_IDENTIFIER_QUERY_BYTES),
-        ("labels", "text[]", [OUT_OF_SCOPE, MODEL_OUT_OF_SCOPE]),
+        ("labels", "text[]", [OUT_OF_SCOPE, MODEL_OUT_OF_SCOPE, MODEL_STRUCTURE_OUT_OF_SCOPE]),
         ("scale", "float8", SCALE),
         ("fused_weight", "float8", FUSED_WEIGHT),
         ("rrf_k", "float8", RRF_K),

@@ -697,10 +697,10 @@ BEGIN
         RAISE EXCEPTION 'riido.search: % is a result label, not a policy to ask for', a_policy
             USING ERRCODE = 'RI003';
     END IF;
-    IF a_policy = 'model_hints_baseline_first' THEN
+    IF a_policy IN ('model_hints_baseline_first', 'model_structure_weighted') THEN
         RAISE EXCEPTION 'riido.search: policy % needs a learned model, which only the Python API runs', a_policy
             USING ERRCODE = 'RI003',
-                  HINT = 'rank it with riido_pg.rank_snapshot(..., model=NAME) or `riido-pg query --model NAME`';
+                  HINT = 'rank it with riido_pg.rank_snapshot(..., model=NAME) or `riido-pg query --model NAME` (with `--model-ranking weighted` for model_structure_weighted)';
     END IF;
     IF NOT a_policy = ANY (known) THEN
         RAISE EXCEPTION 'riido.search: unknown policy %; choose one of %',

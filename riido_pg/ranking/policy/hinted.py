@@ -27,5 +27,6 @@ POLICIES = (
         Interleave(RAW, MODEL),
         "interleave bm25 (first) with a learned model's cosine order",
         flag="--model",
+        model_ranking="hints",
     ),
 )

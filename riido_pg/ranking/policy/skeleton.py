@@ -1,7 +1,8 @@
 """The shared ranking skeleton every policy module plugs into.
 
 A policy module (``single``, ``interleaved``, ``fused``, ``rrf``, ``structure``,
-``hinted``: README "Policies", docs/how-it-works.md "How to add a policy") declares
+``hinted``, ``model_weighted``: README "Policies", docs/how-it-works.md "How to add a
+policy") declares
 its parameters as plain data (:class:`Param`, the way ir_measures' measures carry
 theirs) and a combiner that turns its ranked lists into one ranking, for a stored
 snapshot (:meth:`Combiner.rank`, a plan of SQL statements) and inside the evaluation
@@ -30,7 +31,7 @@ from psycopg import sql
 
 from riido_pg.errors import ConflictingOptions
 from riido_pg.ranking import bm25
-from riido_pg.ranking.inputs import COLUMNS, HINTS, IDENT, MODEL, NAME, RAW
+from riido_pg.ranking.inputs import COLUMNS, COSINE, HINTS, IDENT, MODEL, NAME, RAW
 from riido_pg.ranking.terms import QueryTerms
 from riido_pg.server.plans import Plan
 from riido_pg.storage.snapshots import Target
@@ -44,6 +45,7 @@ __all__ = [
     "AT_LEAST_ONE",
     "AT_LEAST_ZERO",
     "COLUMNS",
+    "COSINE",
     "HINTS",
     "IDENT",
     "MODEL",
@@ -52,6 +54,7 @@ __all__ = [
     "UNIT_INTERVAL",
     "Check",
     "Combiner",
+    "Embedded",
     "EvalScores",
     "Fragment",
     "Param",
@@ -107,15 +110,27 @@ class Param:
 
 
 @dataclass(frozen=True, slots=True)
+class Embedded:
+    """A query embedded by a learned model: the model's name, its dimension and the
+    query's unit vector (float32), for a policy drawing on the model's cosine."""
+
+    model: str
+    dim: int
+    query: npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True, slots=True)
 class RankInput:
     """What a combiner ranks: a snapshot, the query's terms, the first ``limit``
-    (None: every document), and the hint lists a policy may draw on (doc_ords)."""
+    (None: every document), the hint lists a policy may draw on (doc_ords), and the
+    query embedded by a learned model (``embedded``, for the ``cosine`` list)."""
 
     target: Target
     terms: QueryTerms
     limit: int | None
     hints: Sequence[int] | None = None
     model: Sequence[int] | None = None
+    embedded: Embedded | None = None
 
 
 @dataclass(slots=True)
@@ -129,6 +144,9 @@ class Row:
     ident: int | None = None
     score: float | None = None
     name: int | None = None
+    #: The learned score it was placed by, when a policy reorders by one
+    #: (``model_structure_weighted``'s first M: ``weighted_score``).
+    learned: float | None = None
 
 
 class EvalScores(Protocol):
@@ -181,13 +199,25 @@ class EvalScores(Protocol):
     def cost_of(self, places: Sequence[int]) -> tuple[int, int]:
         """The characters and estimated tokens of these documents."""
 
+    def score_of(self, key: str, i: int, places: Sequence[int]) -> npt.NDArray[np.float64]:
+        """Question ``i``'s scores by ``key`` (a key a combiner derived) of these
+        documents, 0 where it has none."""
+
+    def embedded(
+        self, i: int, places: Sequence[int]
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.float32]] | None:
+        """Question ``i``'s unit vector under the evaluation's model and the stored
+        vectors of these documents (rows in that order), or None when the question
+        embeds to nothing (or no model was named)."""
+
 
 class Combiner(Protocol):
     """How a policy turns its ranked lists into one ranking, on both paths."""
 
     @property
     def lists(self) -> tuple[str, ...]:
-        """The lists it draws on (one to three of raw, ident, name, hints, model)."""
+        """The lists it draws on (one to four of raw, ident, name, hints, model,
+        cosine)."""
 
     @property
     def score_name(self) -> str | None:
@@ -416,6 +446,12 @@ class Policy:
     #: The command-line flag that selects this policy on its own, if any. A flag
     #: excludes every other flag and any ``--policy`` naming another policy.
     flag: str | None = None
+    #: A learned policy: the ``--model-ranking`` value that selects it with
+    #: ``--model`` (None: not selectable that way), and the policy that ranks a query
+    #: the model embeds to nothing (its result labelled
+    #: ``<fallback>_model_input_out_of_scope``).
+    model_ranking: str | None = None
+    model_fallback: str = "bm25"
 
     @property
     def lists(self) -> tuple[str, ...]:
@@ -432,8 +468,14 @@ class Policy:
 
     @property
     def needs_model(self) -> bool:
-        """The caller names a learned hint source (``--model``, ``model=``)."""
-        return MODEL in self.lists
+        """The caller names a learned hint source (``--model``, ``model=``): the
+        policy draws on the model's hint order or its cosine."""
+        return MODEL in self.lists or COSINE in self.lists
+
+    @property
+    def fallback_label(self) -> str:
+        """The label of a result whose query the model embeds to nothing."""
+        return f"{self.model_fallback}_model_input_out_of_scope"
 
     @property
     def identifier(self) -> bool:
