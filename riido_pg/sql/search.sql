@@ -449,7 +449,8 @@ lengths AS MATERIALIZED (
                            AND t.doc_ord < g.first_ord + g.documents)
                  AND d.doc_ord = t.doc_ord)::float8), $18) AS factor
     FROM summed AS t
-    WHERE (t.fields * power(1::float8 + ln(1::float8 + 2147483647::float8), $18) * $16
+    WHERE (t.fields * power(1::float8 + ln(1::float8 + 2147483647::float8), $18)
+           * CASE WHEN t.name > 0 THEN $16 ELSE 1::float8 END
            * t.prior >= (SELECT b.score FROM bar AS b)) IS NOT FALSE
 ),
 qualified AS MATERIALIZED (

@@ -26,7 +26,7 @@ branch_labels = None
 depends_on = None
 
 #: :func:`digest` as of this revision.
-INSTALLS = "75a1da756d4e2b93ef6c56bb4b067090352b1212933f1b76f1593dacc114b600"
+INSTALLS = "8076655a6579f257e77ec83dcfb03761b6eb156b01b3b580ca04184e25be01e1"
 digest = search_functions.digest
 
 

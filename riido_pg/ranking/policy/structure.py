@@ -174,14 +174,18 @@ _QUALIFIED = sql.SQL(
     ")"
 )
 
-#: With the match: the length factor of each document that can reach the first k.
+#: With the match: the length factor of each document that can reach the first k
+#: (the match's factor in its bound only where the name field matched: no other
+#: document can be lifted by it).
 _LENGTHS_BOUNDED = sql.SQL(
     "lengths AS MATERIALIZED (\n"
     "    SELECT t.doc_ord, {factor} AS factor\n"
     "    FROM fused AS t\n"
     "    LEFT JOIN kinds AS k ON k.doc_ord = t.doc_ord\n"
     "    WHERE %(limit)s::int8 IS NULL\n"
-    "       OR (t.score * {upper} * {match} * coalesce(k.prior, 1::float8)\n"
+    "       OR (t.score * {upper}\n"
+    "           * CASE WHEN t.name > 0 THEN {match} ELSE 1::float8 END\n"
+    "           * coalesce(k.prior, 1::float8)\n"
     "           >= (SELECT b.score FROM bar AS b)) IS NOT FALSE\n"
     ")"
 ).format(
