@@ -243,6 +243,7 @@ def main() -> None:
             "when_started": time.strftime("%H:%M:%S"),
             "compiled": not args.no_compile,
         },
+        args.out,
     )
 
 

@@ -96,7 +96,11 @@ def main() -> None:
         runs = ", ".join(f"{r['seconds']:.2f}" for r in times[label])
         rows.append([label, round(cold, 2), round(med, 2), round(med / cold, 3), runs])
     print(markdown_table(["code", "cold s", "next commit s (median)", "ratio", "runs"], rows))
-    write_results("next", {"cold_s": cold, "runs": times, "size": args.size, "change": args.change})
+    write_results(
+        "next",
+        {"cold_s": cold, "runs": times, "size": args.size, "change": args.change},
+        args.out,
+    )
 
 
 if __name__ == "__main__":
