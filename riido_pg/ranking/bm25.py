@@ -31,6 +31,7 @@ __all__ = [
     "KINDS",
     "NAME",
     "SCALE",
+    "doc_value",
     "eval_postings",
     "kind_ords",
     "ranked",
@@ -156,8 +157,16 @@ def _zeros(target: Target, matched: str, count: sql.Composable) -> sql.Composed:
     )
 
 
+def doc_value(value: str, join: str = "") -> sql.Composed:
+    """``value`` (an expression over ``d``, riido.documents' row, and what ``join``
+    joins to it) of document ``t.doc_ord`` (``sql/doc_id.sql``), as a scalar subquery."""
+    return sql.SQL(sql_template("doc_id").strip()).format(
+        value=sql.SQL(value), join=sql.SQL(f"\n  {join}" if join else "")
+    )
+
+
 #: The id of document ``t.doc_ord`` (``sql/doc_id.sql``), as a scalar subquery.
-DOC_ID = sql.SQL(sql_template("doc_id").strip())
+DOC_ID = doc_value("d.doc_id")
 
 #: How many zero-score documents a ranking of ``%(limit)s`` needs after ``named``.
 _ZERO_COUNT = sql.SQL(

@@ -15,7 +15,6 @@ from psycopg import sql
 
 from riido_pg.errors import InvalidInput
 from riido_pg.ranking import bm25
-from riido_pg.resources import sql_template
 from riido_pg.server.plans import Plan, Query
 from riido_pg.storage.fragments import HELD
 from riido_pg.storage.snapshots import Target
@@ -29,7 +28,7 @@ def doc_ids(target: Target, ords: Sequence[int]) -> Plan[dict[int, str]]:
         return {}
     result = yield Query(
         sql.SQL("SELECT t.doc_ord, ({}) FROM unnest(%(ords)s::int[]) AS t(doc_ord)").format(
-            sql.SQL(sql_template("doc_id").strip())
+            bm25.DOC_ID
         ),
         {"ords": list(ords), "segments": list(target.segments)},
     )

@@ -307,19 +307,22 @@ SELECT format($f$
          ELSE '' END)
 $$;
 
--- The id of document t.doc_ord of the path $1 (sql/doc_id.sql), as the text of a scalar
--- subquery for the statements composed here: read inline, not through a PL/pgSQL
--- function, which costs a call per document (at a million functions, 55 ms for the
--- 161 documents tied in one question's top).
-CREATE OR REPLACE FUNCTION riido.search_doc_id_sql() RETURNS text
+-- A value of document t.doc_ord of the path $1 (sql/doc_id.sql): a_value, an
+-- expression over d (its riido.documents row) and what a_join joins to it; by default
+-- its id. The text of a scalar subquery for the statements composed here: read
+-- inline, not through a PL/pgSQL function, which costs a call per document (at a
+-- million functions, 55 ms for the 161 documents tied in one question's top).
+CREATE OR REPLACE FUNCTION riido.search_doc_id_sql(
+    a_value text DEFAULT 'd.doc_id', a_join text DEFAULT ''
+) RETURNS text
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-SELECT $f$(
-    SELECT d.doc_id FROM riido.documents AS d
+SELECT format($f$(
+    SELECT %s FROM riido.documents AS d %s
     WHERE d.segment_id = (
               SELECT g.segment_id FROM riido.segments AS g
               WHERE g.segment_id = ANY($1)
                 AND t.doc_ord >= g.first_ord AND t.doc_ord < g.first_ord + g.documents)
-      AND d.doc_ord = t.doc_ord)$f$
+      AND d.doc_ord = t.doc_ord)$f$, a_value, a_join)
 $$;
 
 -- One column's matches (CTE a_scored) numbered in its ranking's order, score
@@ -439,15 +442,9 @@ bar AS (
 ),
 lengths AS MATERIALIZED (
     SELECT t.doc_ord,
-           power(1::float8 + ln(1::float8 + (
-               SELECT x.len_raw FROM riido.documents AS d
-               JOIN riido.texts AS x ON x.key = d.text_key
-               WHERE d.segment_id = (
-                         SELECT g.segment_id FROM riido.segments AS g
-                         WHERE g.segment_id = ANY($1)
-                           AND t.doc_ord >= g.first_ord
-                           AND t.doc_ord < g.first_ord + g.documents)
-                 AND d.doc_ord = t.doc_ord)::float8), $18) AS factor
+           power(1::float8 + ln(1::float8 + $s$
+            || riido.search_doc_id_sql('x.len_raw', 'JOIN riido.texts AS x ON x.key = d.text_key')
+            || $s$::float8), $18) AS factor
     FROM summed AS t
     WHERE (t.fields * power(1::float8 + ln(1::float8 + 2147483647::float8), $18)
            * CASE WHEN t.name > 0 THEN $16 ELSE 1::float8 END

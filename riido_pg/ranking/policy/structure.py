@@ -98,17 +98,10 @@ _KINDS = sql.SQL(
 
 
 #: The raw-column length (riido.texts.len_raw, the dl BM25 reads) of document
-#: ``t.doc_ord``, as a scalar subquery: the segment holding its ord, then one look-up
-#: on riido.documents' and riido.texts' primary keys (as sql/doc_id.sql reads an id).
-_LEN = sql.SQL(
-    "(SELECT x.len_raw FROM riido.documents AS d\n"
-    "            JOIN riido.texts AS x ON x.key = d.text_key\n"
-    "            WHERE d.segment_id = (\n"
-    "                      SELECT g.segment_id FROM riido.segments AS g\n"
-    "                      WHERE g.segment_id = ANY(%(segments)s::uuid[])\n"
-    "                        AND t.doc_ord >= g.first_ord\n"
-    "                        AND t.doc_ord < g.first_ord + g.documents)\n"
-    "              AND d.doc_ord = t.doc_ord)"
+#: ``t.doc_ord``, as a scalar subquery: its row found as sql/doc_id.sql finds an id,
+#: then one look-up on riido.texts' primary key.
+_LEN = sql.SQL("({})").format(
+    bm25.doc_value("x.len_raw", "JOIN riido.texts AS x ON x.key = d.text_key")
 )
 #: The length factor of a length ``l``, and its bound: that of the largest length a
 #: document can have (len_raw is an int4), which no document's factor exceeds.
