@@ -128,10 +128,12 @@ class DocumentStream(Iterable[Document]):
     time reads the input again. ``skip_unindexable``, if set, is told
     ``(doc_id, reason)`` of each document PostgreSQL cannot index, which the load then
     leaves out instead of failing (a source tree's functions: the caller has what it
-    has).
+    has). ``recent``, if set, gives once the stream is read the ids of its recently
+    changed documents (a git revision's: :mod:`riido_pg.extract.recent`), which the
+    load stores for the recency prior.
     """
 
-    __slots__ = ("_make", "checked", "skip_unindexable", "where")
+    __slots__ = ("_make", "checked", "recent", "skip_unindexable", "where")
 
     def __init__(
         self,
@@ -140,11 +142,13 @@ class DocumentStream(Iterable[Document]):
         where: str,
         checked: bool = True,
         skip_unindexable: Callable[[str, str], None] | None = None,
+        recent: Callable[[], frozenset[str]] | None = None,
     ) -> None:
         self._make = make
         self.where = where
         self.checked = checked
         self.skip_unindexable = skip_unindexable
+        self.recent = recent
 
     def __iter__(self) -> Iterator[Document]:
         return self._make()

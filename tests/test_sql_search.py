@@ -28,7 +28,7 @@ from support.database import Database
 from support.sessions import login_role
 
 from riido_pg import Document, auxiliary_first, baseline_first, load_snapshot, rank_snapshot
-from riido_pg.documents import MAX_QUERY_BYTES
+from riido_pg.documents import MAX_QUERY_BYTES, DocumentStream
 from riido_pg.ranking import OUT_OF_SCOPE, policies
 from riido_pg.ranking.interleave import iter_interleave
 from riido_pg.resources import migrations_dir
@@ -73,9 +73,17 @@ def corpus(db: Database) -> list[Document]:
             Document(d.id, d.text + " parse config") if i % 7 == 0 else d
             for i, d in enumerate(kept)
         ]
-        load_snapshot(
-            conn, "std2", [*changed, Document("zz:new:1", "def parse_json(line): pass")], base="std"
+        # ... and documents its revision changed recently (the recency prior's), among
+        # them a test, an example and one on the base's segment
+        std2 = [*changed, Document("zz:new:1", "def parse_json(line): pass")]
+        recent = frozenset([d.id for d in std2[::6]] + [d.id for d in docs[-3:]])
+        stream = DocumentStream(
+            lambda: iter(std2), where="std2", checked=False, recent=lambda: recent
         )
+        load_snapshot(conn, "std2", stream, base="std")
+        assert conn.execute(
+            "SELECT cardinality(recent) FROM riido.snapshots WHERE snapshot_id = 'std2'"
+        ).fetchone() == (len(recent & {d.id for d in std2}),)
         load_snapshot(
             conn,
             "demo",

@@ -19,7 +19,7 @@ from support.corpus import stdlib_functions
 from support.database import Database
 
 from riido_pg import load_snapshot, rank_snapshot
-from riido_pg.documents import Document
+from riido_pg.documents import Document, DocumentStream
 from riido_pg.evaluation import evaluate, store_corpus
 from riido_pg.fields import (
     about_examples,
@@ -36,6 +36,7 @@ from riido_pg.ranking.policies import (
     STRUCTURE_EXAMPLE_PRIOR,
     STRUCTURE_LENGTH_PRIOR,
     STRUCTURE_NAME_MATCH,
+    STRUCTURE_RECENT_PRIOR,
     STRUCTURE_TEST_PRIOR,
     STRUCTURE_W_IDENT,
     STRUCTURE_W_NAME,
@@ -129,11 +130,19 @@ def _length_factor(conn: psycopg.Connection[Any], text: str) -> float:
     return (1 + math.log(1 + dl)) ** STRUCTURE_LENGTH_PRIOR
 
 
+def _recent_ids(docs: list[Document]) -> frozenset[str]:
+    """The documents the "st" snapshot holds as recently changed (as a load of a git
+    revision would): every fourth, a test and an example among them."""
+    return frozenset([d.id for d in docs[::4]] + [TESTS[2].id, EXAMPLES[2].id])
+
+
 @pytest.fixture(scope="module")
 def corpus(db: Database) -> list[Document]:
     docs = [*stdlib_functions(250), *TESTS, *EXAMPLES]
+    recent = _recent_ids(docs)
+    stream = DocumentStream(lambda: iter(docs), where="st", checked=False, recent=lambda: recent)
     with db.connect() as conn:
-        load_snapshot(conn, "st", docs)
+        load_snapshot(conn, "st", stream)
     return docs
 
 
@@ -147,6 +156,7 @@ def _expected(
     words = split_identifiers(query).lower().split()
     about = any(w in {"test", "tests", "testing"} for w in words)
     about_ex = any(w in {"doc", "docs", "example", "examples"} for w in words)
+    recent = _recent_ids(docs)
     rows = []
     for d in docs:
         r, i, n = (x[d.id] / SCALE for x in (raw, ident, name))
@@ -160,6 +170,8 @@ def _expected(
             prior = STRUCTURE_TEST_PRIOR
         if is_example_id(d.id) and not about_ex:
             prior = min(prior, STRUCTURE_EXAMPLE_PRIOR)
+        if d.id in recent:
+            prior *= STRUCTURE_RECENT_PRIOR
         score *= prior
         rows.append((d.id, score, r, i, n))
     matched = sorted((x for x in rows if x[1] > 0), key=lambda x: (-x[1], x[0].encode()))
@@ -299,10 +311,11 @@ def test_a_question_holding_a_qualified_name_lifts_it(
     conn: psycopg.Connection[Any], corpus: list[Document]
 ) -> None:
     """A document whose qualified name's words are all in the question
-    (``configparser.py:read``) scores the sum of its fields times the length prior
-    and the name match; one whose qualified name the question holds only in part is
-    not lifted."""
+    (``configparser.py:read``) scores the sum of its fields times the length prior,
+    the name match and (recently changed) the recency prior; one whose qualified name
+    the question holds only in part is not lifted."""
     query = "read a config file"
+    recent = _recent_ids(corpus)
     got = {c.id: c for c in rank_snapshot(conn, "st", query, policy=STRUCTURE_BM25).candidates}
     texts = {d.id: d.text for d in corpus}
     lifted = []
@@ -314,6 +327,7 @@ def test_a_question_holding_a_qualified_name_lifts_it(
         lexemes = set(_counts(conn, qualified_words(doc_id)))  # before_read: {read}
         held = bool(lexemes) and lexemes <= set(_counts(conn, query))
         factor = STRUCTURE_NAME_MATCH if held else 1.0
+        factor *= STRUCTURE_RECENT_PRIOR if doc_id in recent else 1.0
         if not is_test_id(doc_id) and not is_example_id(doc_id):
             assert c.score == pytest.approx(fields * factor, rel=1e-12), doc_id
             lifted += [doc_id] if held else []

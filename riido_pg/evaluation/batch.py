@@ -173,6 +173,9 @@ class Prepared:
     #: Per document place, its raw-column length (None unless a policy reads the
     #: fields).
     lengths: npt.NDArray[np.int64] | None = None
+    #: Per document place: did the snapshot's revision change it recently? (None
+    #: unless a policy reads the fields.)
+    recent_docs: BoolArray | None = None
 
 
 def prepare(
@@ -211,6 +214,7 @@ def prepare(
     lengths = (
         np.asarray(_in_order(conn, snap, docs, "t.len_raw"), dtype=np.int64) if fields else None
     )
+    recent = _recent_docs(conn, snap, docs) if fields else None
     return Prepared(
         questions,
         terms,
@@ -224,6 +228,7 @@ def prepare(
         examples,
         qualified,
         lengths,
+        recent,
     )
 
 
@@ -272,6 +277,15 @@ def _kind_docs(conn: Conn, snap: Snapshot, docs: Documents, kind: str) -> BoolAr
     """Per document place: is it of this kind (the snapshot's kind postings)?"""
     query = bm25_sql.kind_ords(snap.target, kind)
     row = conn.execute(query.statement, query.params).fetchone()
+    return docs.mask(row[0] if row is not None else [])
+
+
+def _recent_docs(conn: Conn, snap: Snapshot, docs: Documents) -> BoolArray:
+    """Per document place: did the snapshot's revision change it recently
+    (``riido.snapshots.recent``)?"""
+    row = conn.execute(
+        "SELECT s.recent FROM riido.snapshots AS s WHERE s.snapshot_id = %s", (snap.snapshot_id,)
+    ).fetchone()
     return docs.mask(row[0] if row is not None else [])
 
 
@@ -445,6 +459,7 @@ def _evaluate_batch(
     if ready.qualified is not None:
         batch.qualified = ready.qualified[start:stop]
     batch.lengths = ready.lengths
+    batch.recent_docs = ready.recent_docs
     for policy in policies:
         began = time.perf_counter()
         policy.combiner.derive(batch)

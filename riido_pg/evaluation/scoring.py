@@ -311,6 +311,9 @@ class Batch:
     #: Per document place: its raw-column length (None when no policy of the
     #: evaluation needs it).
     lengths: IntArray | None = None
+    #: Per document place: did the snapshot's revision change it recently? (None when
+    #: no policy of the evaluation needs it.)
+    recent_docs: BoolArray | None = None
     derived: dict[str, sp.csr_matrix] = field(default_factory=dict)
     #: Per document place: its characters and estimated tokens (inspection costs;
     #: None when not given, then every cost is 0).

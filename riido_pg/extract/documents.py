@@ -22,6 +22,7 @@ from riido_pg.documents import Document, DocumentStream
 from riido_pg.errors import InvalidInput
 from riido_pg.extract.api import iter_functions
 from riido_pg.extract.cache import FileCache
+from riido_pg.extract.recent import RecentLines, recent_lines
 from riido_pg.extract.stats import ExtractStats
 
 __all__ = ["tree_documents", "unindexable"]
@@ -68,8 +69,11 @@ def tree_documents(
             if cache is not None:
                 cache.close()  # a walk stopped early: what it began to keep is let go
 
+    recent: list[RecentLines] = []
+
     def documents() -> Iterator[Document]:
         n = 0
+        recent[:] = [recent_lines(root, rev)] if rev is not None else []
         for function in iter_functions(
             root,
             langs=langs,
@@ -88,6 +92,8 @@ def tree_documents(
                     function.metadata["path"], f"{function.id}: a word too long to index"
                 )
                 continue
+            for lines in recent:
+                lines.see(function)
             yield Document(function.id, function.text)
             n += 1
             if progress is not None and n % 100 == 0:
@@ -107,4 +113,12 @@ def tree_documents(
             doc_id.rsplit(":", 2)[0], f"{doc_id}: {reason}, which PostgreSQL cannot index"
         )
 
-    return DocumentStream(functions, where=str(root), skip_unindexable=unindexed)
+    def recent_ids() -> frozenset[str]:
+        return recent[0].ids() if recent else frozenset()
+
+    return DocumentStream(
+        functions,
+        where=str(root),
+        skip_unindexable=unindexed,
+        recent=recent_ids if rev is not None else None,
+    )

@@ -67,6 +67,9 @@ class Snapshot(Base):
     it does not hold; ``len_raw``/``len_ident`` sum its documents' lengths (BM25's
     dl, so avgdl = len / document_count); ``base`` names the snapshot it was loaded
     on (NULL: self-contained) and ``added`` counts the documents of its own segment.
+    ``recent`` holds the ``doc_ord`` of every document its git revision's last commits
+    changed (:mod:`riido_pg.extract.recent`; empty for other sources), which
+    ``structure_bm25``'s recency prior lifts.
     """
 
     __tablename__ = "snapshots"
@@ -89,6 +92,7 @@ class Snapshot(Base):
     len_ident: Mapped[int] = mapped_column(BigInteger, nullable=False, server_default="0")
     base: Mapped[str | None] = mapped_column(C_TEXT, nullable=True)
     added: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
+    recent: Mapped[list[int]] = mapped_column(ARRAY(Integer), nullable=False, server_default="{}")
 
 
 class Text(Base):

@@ -32,6 +32,7 @@ from riido_pg.ranking.policies import (
     STRUCTURE_EXAMPLE_PRIOR,
     STRUCTURE_LENGTH_PRIOR,
     STRUCTURE_NAME_MATCH,
+    STRUCTURE_RECENT_PRIOR,
     STRUCTURE_TEST_PRIOR,
     STRUCTURE_W_IDENT,
     STRUCTURE_W_NAME,
@@ -57,6 +58,7 @@ def _values() -> list[tuple[str, str, Any]]:
         ("structure_example_prior", "float8", STRUCTURE_EXAMPLE_PRIOR),
         ("structure_name_match", "float8", STRUCTURE_NAME_MATCH),
         ("structure_length_prior", "float8", STRUCTURE_LENGTH_PRIOR),
+        ("structure_recent_prior", "float8", STRUCTURE_RECENT_PRIOR),
         ("test_words", "text[]", sorted(TEST_WORDS)),
         ("example_words", "text[]", sorted(EXAMPLE_WORDS)),
     ]

@@ -353,14 +353,15 @@ $$;
 -- id order. a_w1..a_w5 are the policy's constants: fused w; RRF k; structure w_ident,
 -- w_name, the test and example priors and the name match factor (a_config: the
 -- snapshot's text search configuration, which structure reads qualified names with;
--- a_w6: structure's length prior exponent).
+-- a_w6: structure's length prior exponent; a_recent: the snapshot's recently changed
+-- documents, a_w7: the recency prior's factor).
 -- Rows (doc_ord, score, raw units, identifier units) in rank order.
 CREATE OR REPLACE FUNCTION riido.search_fusion(
     a_segments uuid[], a_removed integer[], a_n bigint, a_len_raw bigint, a_k1 float8,
     a_b float8, a_raw text[], a_len_ident bigint, a_ident text[], a_k integer,
     a_policy text, a_w1 float8, a_w2 float8 DEFAULT NULL, a_w3 float8 DEFAULT NULL,
     a_w4 float8 DEFAULT NULL, a_w5 float8 DEFAULT NULL, a_config regconfig DEFAULT NULL,
-    a_w6 float8 DEFAULT NULL
+    a_w6 float8 DEFAULT NULL, a_recent integer[] DEFAULT NULL, a_w7 float8 DEFAULT NULL
 ) RETURNS TABLE (doc_ord integer, score float8, raw bigint, ident bigint)
 LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
 DECLARE
@@ -412,12 +413,18 @@ matched AS (
                                        removed, exact_ident)
             || $s$,
 kinds AS MATERIALIZED (
-    SELECT u.doc_ord,
-           min(CASE p.lexeme WHEN 'test' THEN $14 ELSE $15 END) AS prior
-    FROM riido.postings AS p
-    CROSS JOIN LATERAL unnest(p.doc_ords) AS u(doc_ord)
-    WHERE p.segment_id = ANY($1) AND p.col = 'kind' AND p.lexeme IN ('test', 'example')
-    GROUP BY u.doc_ord
+    SELECT coalesce(k.doc_ord, r.doc_ord) AS doc_ord,
+           coalesce(k.prior, 1::float8)
+           * CASE WHEN r.doc_ord IS NULL THEN 1::float8 ELSE $20 END AS prior
+    FROM (
+        SELECT u.doc_ord,
+               min(CASE p.lexeme WHEN 'test' THEN $14 ELSE $15 END) AS prior
+        FROM riido.postings AS p
+        CROSS JOIN LATERAL unnest(p.doc_ords) AS u(doc_ord)
+        WHERE p.segment_id = ANY($1) AND p.col = 'kind' AND p.lexeme IN ('test', 'example')
+        GROUP BY u.doc_ord
+    ) AS k
+    FULL JOIN unnest($19) AS r(doc_ord) ON r.doc_ord = k.doc_ord
 ),
 sums AS (
     SELECT coalesce(r.doc_ord, i.doc_ord) AS doc_ord,
@@ -500,7 +507,7 @@ LIMIT $11$s$;
     RETURN QUERY EXECUTE stmt
     USING a_segments, a_removed, a_n, a_len_raw, a_k1, a_b, a_raw, a_len_ident, a_ident,
           (SELECT c.scale FROM riido.search_settings() AS c), a_k::int8, a_w1, a_w2, a_w3,
-          a_w4, a_w5, a_config, a_w6;
+          a_w4, a_w5, a_config, a_w6, a_recent, a_w7;
 END
 $$;
 
@@ -849,7 +856,8 @@ BEGIN
                              WHEN 'identifier_bm25_rrf' THEN cfg.rrf_k
                              ELSE cfg.structure_w_ident END,
                  cfg.structure_w_name, test_prior, example_prior, cfg.structure_name_match,
-                 snap.text_config::regconfig, cfg.structure_length_prior)
+                 snap.text_config::regconfig, cfg.structure_length_prior, snap.recent,
+                 cfg.structure_recent_prior)
              WITH ORDINALITY AS f(doc_ord, score, raw, ident, o);
         r_ords := out_ords;
         i_ords := out_ords;

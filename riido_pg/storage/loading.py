@@ -219,6 +219,11 @@ def write_snapshot(
     return result
 
 
+def _recent(req: Request) -> frozenset[str]:
+    """The ids of the load's recently changed documents (its documents are read)."""
+    return req.recent() if req.recent is not None else frozenset()
+
+
 def _collect(conn: Conn) -> None:
     """The collector, after a load (when the connection is still usable)."""
     if not conn.closed and not conn.broken:
@@ -288,7 +293,7 @@ def _load_one(conn: Conn, req: Request) -> LoadResult:
                 raise psycopg.Rollback(tx)  # nothing it stored is needed
             layout = plan_layout(conn, req, staged)
             segment = write_segment(conn, layout, cfg, progress)
-            publish_content(conn, snapshot_id, layout, segment, staged, cfg)
+            publish_content(conn, snapshot_id, layout, segment, staged, cfg, _recent(req))
     except BaseException:
         if marked:
             _undo_load(conn, snapshot_id, None)
@@ -322,7 +327,7 @@ def _load_parallel(conn: Conn, req: Request, jobs: int) -> LoadResult:
             layout = plan_layout(conn, req, staged)
             segment = write_segment_parallel(conn, conns[:2], layout, token, cfg, progress)
             with conn.transaction(), load_timeout(conn):
-                publish_content(conn, snapshot_id, layout, segment, staged, cfg)
+                publish_content(conn, snapshot_id, layout, segment, staged, cfg, _recent(req))
                 conn.execute("DELETE FROM riido.text_pending WHERE token = %s", (token,))
                 unstage(conn, token)
         except BaseException:

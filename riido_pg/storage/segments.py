@@ -22,6 +22,7 @@ every text key, so a snapshot split another way shares nothing and is never chos
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from psycopg import sql
@@ -239,10 +240,12 @@ def publish_plan(
     documents: int,
     digest: str,
     cfg: str,
+    recent: Collection[str] = (),
 ) -> Plan[None]:
     """Point the snapshot's row at its path and statistics and flip it to ready
     (inside the caller's transaction; the row exists, loading or ready): a load's
-    last step, and a scratch snapshot's (:mod:`riido_pg.storage.scratch`)."""
+    last step, and a scratch snapshot's (:mod:`riido_pg.storage.scratch`). ``recent``:
+    the ids of its recently changed documents, stored as their doc_ords."""
     base = layout.base
     own = (0, 0, 0)
     if segment is not None:
@@ -270,7 +273,12 @@ def publish_plan(
     yield Query(
         "UPDATE riido.snapshots SET state = 'ready', text_config = %s, document_count = %s, "
         "content_digest = %s, created_at = now(), base = %s, added = %s, removed = %s, "
-        "len_raw = %s, len_ident = %s WHERE snapshot_id = %s",
+        "len_raw = %s, len_ident = %s, recent = ("
+        "    SELECT coalesce(array_agg(d.doc_ord ORDER BY d.doc_ord), '{}') "
+        "    FROM riido.documents AS d "
+        "    WHERE d.segment_id = ANY(%s::uuid[]) AND d.doc_id = ANY(%s::text[]) "
+        "      AND d.doc_ord <> ALL(%s::integer[])"
+        ") WHERE snapshot_id = %s",
         (
             cfg,
             documents,
@@ -280,6 +288,9 @@ def publish_plan(
             removed,
             len_raw,
             len_ident,
+            path,
+            sorted(recent),
+            removed,
             snapshot_id,
         ),
     )
@@ -292,6 +303,11 @@ def publish_content(
     segment: uuid.UUID | None,
     staged: Staged,
     cfg: str,
+    recent: Collection[str] = (),
 ) -> None:
-    """:func:`publish_plan` of a load's staged content on ``conn``."""
-    run(conn, publish_plan(snapshot_id, layout, segment, staged.documents, staged.digest, cfg))
+    """:func:`publish_plan` of a load's staged content on ``conn`` (``recent``: the
+    ids of its recently changed documents)."""
+    run(
+        conn,
+        publish_plan(snapshot_id, layout, segment, staged.documents, staged.digest, cfg, recent),
+    )

@@ -64,6 +64,9 @@ class Request:
     #: The base asked for (None: choose one), or no base at all (``fresh``).
     base: str | None = None
     fresh: bool = False
+    #: The ids of the recently changed documents, once the documents are read (a git
+    #: revision's stream: :attr:`~riido_pg.documents.DocumentStream.recent`).
+    recent: Callable[[], frozenset[str]] | None = None
 
 
 def request(
@@ -79,13 +82,15 @@ def request(
     """A load's request: where its documents come from (for messages), whether they
     are checked, and who hears of a document left out because PostgreSQL cannot index
     it (nobody: such a document fails the load)."""
+    recent = None
     if isinstance(docs, DocumentStream):
         where, checked, skip = docs.where, docs.checked, docs.skip_unindexable
+        recent = docs.recent
     else:
         where, checked, skip = f"snapshot {snapshot_id!r}", False, None
     checked = checked or isinstance(docs, DocumentSet)
     return Request(
-        snapshot_id, docs, cfg, where, checked, replace, progress, Skips(skip), base, fresh
+        snapshot_id, docs, cfg, where, checked, replace, progress, Skips(skip), base, fresh, recent
     )
 
 

@@ -173,6 +173,11 @@ class EvalScores(Protocol):
         None when no policy reads the fields)."""
 
     @property
+    def recent_docs(self) -> npt.NDArray[np.bool_] | None:
+        """Per document place, whether the snapshot's revision changed it recently
+        (``riido.snapshots.recent``; None when no policy reads the fields)."""
+
+    @property
     def qualified(self) -> sp.csr_matrix | None:
         """Per question, the documents whose qualified name's lexemes it holds, every
         one (questions x documents, 1 where so; None when no policy reads fields)."""

@@ -8,11 +8,13 @@ lexemes (``Context.invoke`` for "invoke the context"), else 1; ``length`` is
 (its tokens, as BM25 counts them: ``riido.texts.len_raw``); the prior is the least of
 ``test_prior`` for a test document (kind ``test``) unless the question is about
 tests, ``example_prior`` for documentation, example or benchmark code (kind
-``example``) unless the question is about those, and 1. A document whose score is 0
-ranks with the unmatched ones.
+``example``) unless the question is about those, and 1, times ``recent_prior`` for a
+document the snapshot's revision changed recently (``riido.snapshots.recent``:
+:mod:`riido_pg.extract.recent`). A document whose score is 0 ranks with the
+unmatched ones.
 
 Parameters ``w_ident``, ``w_name``, ``test_prior``, ``example_prior``, ``name_match``,
-``length_prior``."""
+``length_prior``, ``recent_prior``."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from psycopg import sql
 
+from riido_pg.extract.recent import RECENT_COMMITS
 from riido_pg.ranking import bm25
 from riido_pg.ranking.policy.skeleton import (
     AT_LEAST_ONE,
@@ -51,6 +54,7 @@ __all__ = [
     "STRUCTURE_EXAMPLE_PRIOR",
     "STRUCTURE_LENGTH_PRIOR",
     "STRUCTURE_NAME_MATCH",
+    "STRUCTURE_RECENT_PRIOR",
     "STRUCTURE_TEST_PRIOR",
     "STRUCTURE_W_IDENT",
     "STRUCTURE_W_NAME",
@@ -64,14 +68,17 @@ STRUCTURE_BM25 = "structure_bm25"
 #: field's weight, the factor of a document's score when the question holds every
 #: lexeme of its qualified name, the factor of a test document's score when the
 #: question is not about tests, that of documentation, example or benchmark code
-#: when the question is not about those, and the exponent of the length prior
-#: (1 + ln(1 + the document's raw length)) ^ e, which lifts longer functions a little.
+#: when the question is not about those, the exponent of the length prior
+#: (1 + ln(1 + the document's raw length)) ^ e, which lifts longer functions a little,
+#: and the factor of a document its revision's last commits changed (the recency
+#: prior).
 STRUCTURE_W_IDENT = 6.0
 STRUCTURE_W_NAME = 6.0
 STRUCTURE_NAME_MATCH = 1.75
 STRUCTURE_TEST_PRIOR = 0.3
 STRUCTURE_EXAMPLE_PRIOR = 0.5
 STRUCTURE_LENGTH_PRIOR = 0.1
+STRUCTURE_RECENT_PRIOR = 1.75
 
 PARAMS = (
     Param("w_ident", STRUCTURE_W_IDENT, AT_LEAST_ZERO, "the identifier column's weight"),
@@ -80,21 +87,37 @@ PARAMS = (
     Param("example_prior", STRUCTURE_EXAMPLE_PRIOR, UNIT_INTERVAL, "the example prior"),
     Param("name_match", STRUCTURE_NAME_MATCH, AT_LEAST_ONE, "the qualified-name match factor"),
     Param("length_prior", STRUCTURE_LENGTH_PRIOR, AT_LEAST_ZERO, "the length prior's exponent"),
+    Param("recent_prior", STRUCTURE_RECENT_PRIOR, AT_LEAST_ONE, "the recency prior's factor"),
 )
 
-#: Each document of kind test or example with its prior: the least factor of its
-#: kinds (the removed documents included: only documents the snapshot holds are
-#: looked up).
+#: Each document of kind test or example, or recently changed, with its prior: the
+#: least factor of its kinds (1 without one) times the recency prior's factor when
+#: the snapshot's revision changed it recently (the removed documents included: only
+#: documents the snapshot holds are looked up).
 _KINDS = sql.SQL(
     "kinds AS MATERIALIZED (\n"
-    "    SELECT x.doc_ord,\n"
-    "           min(CASE x.kind WHEN 'test' THEN {test}\n"
-    "                           ELSE {example} END) AS prior\n"
-    "    FROM ({kinds}) AS x\n"
-    "    WHERE x.kind IN ('test', 'example')\n"
-    "    GROUP BY x.doc_ord\n"
+    "    SELECT coalesce(k.doc_ord, r.doc_ord) AS doc_ord,\n"
+    "           coalesce(k.prior, 1::float8)\n"
+    "           * CASE WHEN r.doc_ord IS NULL THEN 1::float8 ELSE {recent} END AS prior\n"
+    "    FROM (\n"
+    "        SELECT x.doc_ord,\n"
+    "               min(CASE x.kind WHEN 'test' THEN {test}\n"
+    "                               ELSE {example} END) AS prior\n"
+    "        FROM ({kinds}) AS x\n"
+    "        WHERE x.kind IN ('test', 'example')\n"
+    "        GROUP BY x.doc_ord\n"
+    "    ) AS k\n"
+    "    FULL JOIN (\n"
+    "        SELECT unnest(s.recent) AS doc_ord FROM riido.snapshots AS s\n"
+    "        WHERE s.snapshot_id = %(snapshot_id)s\n"
+    "    ) AS r ON r.doc_ord = k.doc_ord\n"
     ")"
-).format(test=param("test_prior"), example=param("example_prior"), kinds=bm25.KINDS)
+).format(
+    test=param("test_prior"),
+    example=param("example_prior"),
+    recent=param("recent_prior"),
+    kinds=bm25.KINDS,
+)
 
 
 #: The raw-column length (riido.texts.len_raw, the dl BM25 reads) of document
@@ -202,6 +225,7 @@ class Structure(Scored):
         example_prior: float = 1.0,
         name_match: float = 1.0,
         length_prior: float = 0.0,
+        recent_prior: float = 1.0,
     ) -> None:
         super().__init__(
             w_ident=w_ident,
@@ -210,6 +234,7 @@ class Structure(Scored):
             example_prior=example_prior,
             name_match=name_match,
             length_prior=length_prior,
+            recent_prior=recent_prior,
         )
 
     @property
@@ -235,6 +260,10 @@ class Structure(Scored):
     @property
     def length_prior(self) -> float:
         return self["length_prior"]
+
+    @property
+    def recent_prior(self) -> float:
+        return self["recent_prior"]
 
     def priors(self, terms: QueryTerms) -> tuple[float, float]:
         """The factors of a test and of an example document's score for these query
@@ -312,6 +341,8 @@ class Structure(Scored):
             if docs is not None and about is not None:
                 demote = docs[summed.indices] & ~about[rows]
                 prior = np.where(demote, np.minimum(prior, factor), prior)
+        if batch.recent_docs is not None:
+            prior = prior * np.where(batch.recent_docs[summed.indices], self.recent_prior, 1.0)
         summed.data = summed.data * prior  # the SQL's one product (x * 1.0 is x)
         summed.eliminate_zeros()  # a zero score ranks with the unmatched documents
         return summed
@@ -327,11 +358,13 @@ POLICIES = (
             STRUCTURE_EXAMPLE_PRIOR,
             STRUCTURE_NAME_MATCH,
             STRUCTURE_LENGTH_PRIOR,
+            STRUCTURE_RECENT_PRIOR,
         ),
         f"bm25 + {STRUCTURE_W_IDENT:g} * identifier_bm25 + {STRUCTURE_W_NAME:g} * name_bm25, "
         f"x (1 + ln(1 + length)) ^ {STRUCTURE_LENGTH_PRIOR:g}, "
         f"x {STRUCTURE_NAME_MATCH:g} when the question holds every word of the qualified name, "
         f"test code x {STRUCTURE_TEST_PRIOR:g} unless the question is about tests, "
-        f"documentation and example code x {STRUCTURE_EXAMPLE_PRIOR:g} unless it is about them",
+        f"documentation and example code x {STRUCTURE_EXAMPLE_PRIOR:g} unless it is about them, "
+        f"x {STRUCTURE_RECENT_PRIOR:g} when the last {RECENT_COMMITS} commits changed it",
     ),
 )
