@@ -84,11 +84,14 @@ def variant(
     example: float,
     match: float = 1.0,
     length: float = 0.0,
+    recent: float = 1.0,
 ) -> str:
     """The registered name of one point of the grid (registered once)."""
     name = f"structure_i{w_ident:g}_n{w_name:g}_t{test:g}_e{example:g}_m{match:g}_l{length:g}"
+    if recent != 1.0:
+        name += f"_r{recent:g}"
     if name not in {p.name for p in policies()}:
-        combiner = Structure(w_ident, w_name, test, example, match, length)
+        combiner = Structure(w_ident, w_name, test, example, match, length, recent)
         register_policy(Policy(name, combiner, name))
     return name
 
