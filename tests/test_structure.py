@@ -170,7 +170,7 @@ def _expected(
             prior = STRUCTURE_TEST_PRIOR
         if is_example_id(d.id) and not about_ex:
             prior = min(prior, STRUCTURE_EXAMPLE_PRIOR)
-        if d.id in recent:
+        if d.id in recent and prior == 1.0:  # a demoted kind is not lifted
             prior *= STRUCTURE_RECENT_PRIOR
         score *= prior
         rows.append((d.id, score, r, i, n))

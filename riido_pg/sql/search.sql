@@ -415,7 +415,8 @@ matched AS (
 kinds AS MATERIALIZED (
     SELECT coalesce(k.doc_ord, r.doc_ord) AS doc_ord,
            coalesce(k.prior, 1::float8)
-           * CASE WHEN r.doc_ord IS NULL THEN 1::float8 ELSE $20 END AS prior
+           * CASE WHEN r.doc_ord IS NULL OR k.prior < 1::float8 THEN 1::float8
+                  ELSE $20 END AS prior
     FROM (
         SELECT u.doc_ord,
                min(CASE p.lexeme WHEN 'test' THEN $14 ELSE $15 END) AS prior

@@ -27,7 +27,7 @@ branch_labels = None
 depends_on = None
 
 #: :func:`digest` as of this revision.
-INSTALLS = "2f1b6f37333648b5cb6f755044e5486c80bf6ccc2969cfb2b730ff55ac21fd71"
+INSTALLS = "38feec54cba6e909c82ffbee37c0bceecda716d8cbbaff85576014b349b33eff"
 digest = search_functions.digest
 
 

@@ -8,10 +8,10 @@ lexemes (``Context.invoke`` for "invoke the context"), else 1; ``length`` is
 (its tokens, as BM25 counts them: ``riido.texts.len_raw``); the prior is the least of
 ``test_prior`` for a test document (kind ``test``) unless the question is about
 tests, ``example_prior`` for documentation, example or benchmark code (kind
-``example``) unless the question is about those, and 1, times ``recent_prior`` for a
-document the snapshot's revision changed recently (``riido.snapshots.recent``:
-:mod:`riido_pg.extract.recent`). A document whose score is 0 ranks with the
-unmatched ones.
+``example``) unless the question is about those, and 1; where that is 1,
+``recent_prior`` for a document the snapshot's revision changed recently
+(``riido.snapshots.recent``: :mod:`riido_pg.extract.recent`). A document whose score
+is 0 ranks with the unmatched ones.
 
 Parameters ``w_ident``, ``w_name``, ``test_prior``, ``example_prior``, ``name_match``,
 ``length_prior``, ``recent_prior``."""
@@ -91,14 +91,16 @@ PARAMS = (
 )
 
 #: Each document of kind test or example, or recently changed, with its prior: the
-#: least factor of its kinds (1 without one) times the recency prior's factor when
-#: the snapshot's revision changed it recently (the removed documents included: only
-#: documents the snapshot holds are looked up).
+#: least factor of its kinds (1 without one), or, when that is 1 and the snapshot's
+#: revision changed the document recently, the recency prior's factor (a test the
+#: question is not about stays as demoted, recent or not; the removed documents
+#: included: only documents the snapshot holds are looked up).
 _KINDS = sql.SQL(
     "kinds AS MATERIALIZED (\n"
     "    SELECT coalesce(k.doc_ord, r.doc_ord) AS doc_ord,\n"
     "           coalesce(k.prior, 1::float8)\n"
-    "           * CASE WHEN r.doc_ord IS NULL THEN 1::float8 ELSE {recent} END AS prior\n"
+    "           * CASE WHEN r.doc_ord IS NULL OR k.prior < 1::float8 THEN 1::float8\n"
+    "                  ELSE {recent} END AS prior\n"
     "    FROM (\n"
     "        SELECT x.doc_ord,\n"
     "               min(CASE x.kind WHEN 'test' THEN {test}\n"
@@ -341,8 +343,9 @@ class Structure(Scored):
             if docs is not None and about is not None:
                 demote = docs[summed.indices] & ~about[rows]
                 prior = np.where(demote, np.minimum(prior, factor), prior)
-        if batch.recent_docs is not None:
-            prior = prior * np.where(batch.recent_docs[summed.indices], self.recent_prior, 1.0)
+        if batch.recent_docs is not None:  # only where no kind demoted the document
+            lift = batch.recent_docs[summed.indices] & (prior == 1.0)
+            prior = prior * np.where(lift, self.recent_prior, 1.0)
         summed.data = summed.data * prior  # the SQL's one product (x * 1.0 is x)
         summed.eliminate_zeros()  # a zero score ranks with the unmatched documents
         return summed
