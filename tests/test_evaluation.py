@@ -37,7 +37,13 @@ from riido_pg.ranking import (
 )
 from riido_pg.ranking.bm25 import SCALE
 from riido_pg.ranking.interleave import auxiliary_first, baseline_first
-from riido_pg.ranking.policies import FUSED_WEIGHT, RRF_K, STRUCTURE_BM25
+from riido_pg.ranking.policies import (
+    FUSED_WEIGHT,
+    RRF_K,
+    STRUCTURE_BM25,
+    STRUCTURE_RECENT_PRIOR,
+    get_policy,
+)
 from riido_pg.storage import drop_snapshot, get_snapshot, load_snapshot
 
 NEAR = 1e-12  # relative: float summation-order noise is ~1e-16
@@ -275,13 +281,23 @@ def test_output_shape_rounding_and_byte_identical_rerun(conn: Any, tmp_path: Pat
     ]
     assert list(data["verdicts"]) == [IDENTIFIER_BM25_FUSED, IDENTIFIER_BM25_RRF, STRUCTURE_BM25]
     major = int(conn.execute("SHOW server_version_num").fetchone()[0]) // 10000
-    assert data["config"] == {
+    params = data["config"]["policy_params"]
+    assert {k: v for k, v in data["config"].items() if k != "policy_params"} == {
         "b": 0.75,
         "k1": 1.2,
         "text_config": "english",
         "postgresql_major": major,
         "fused_weight": FUSED_WEIGHT,
     }
+    # each policy's parameters as it ran: those of the registry, none for the lists
+    assert params == {
+        p: dict(get_policy(p).combiner.values)
+        for p in evaluated_policies()
+        if get_policy(p).combiner.values
+    }
+    assert params[IDENTIFIER_BM25_FUSED] == {"weight": FUSED_WEIGHT}
+    assert params[STRUCTURE_BM25]["recent_prior"] == STRUCTURE_RECENT_PRIOR
+    assert BM25 not in params
     corpus = data["corpus"]
     assert corpus["documents"] == 22 and corpus["questions"] == 6
     assert corpus["skipped_questions"] == 0

@@ -128,6 +128,15 @@ class EvalSetup:
         """The weight the fused policy ran with (None when it did not run)."""
         return self.config.get("fused_weight")
 
+    @property
+    def params(self) -> dict[str, dict[str, float]]:
+        """Each evaluated policy's parameter values (policies without any left out)."""
+        return {
+            p.name: dict(sorted(p.combiner.values.items()))
+            for p in self.policies
+            if p.combiner.values
+        }
+
 
 def choose(
     policies: Sequence[str] | None,
@@ -370,6 +379,7 @@ def evaluate(
         len(stored) - len(questions),
         writer.paths if writer is not None else [],
         fused_weight=chosen.reported_weight,
+        params=chosen.params,
         model=ready.learned.model if ready.learned is not None else None,
         costs=measured_costs(chosen, clock, len(questions), learned),
     )

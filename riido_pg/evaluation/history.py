@@ -166,6 +166,7 @@ def evaluate_history(
         0,
         writer.paths if writer is not None else [],
         fused_weight=chosen.reported_weight,
+        params=chosen.params,
         model=learned[0].model if learned else None,
         costs=measured_costs(chosen, clock, len(results), learned),
     )

@@ -72,6 +72,8 @@ class Evaluation:
     run_files: list[Path] = field(default_factory=list)
     #: The weight the fused policy ran with (None when it did not run).
     fused_weight: float | None = None
+    #: Each evaluated policy's parameter values, as it ran (``config.policy_params``).
+    params: dict[str, dict[str, float]] = field(default_factory=dict)
     #: The learned hint source evaluated (``eval --model``), if any.
     model: str | None = None
     #: Per policy, measured in this run (with ``--model`` only): milliseconds per
@@ -226,6 +228,7 @@ class Evaluation:
             "config": {
                 **self.corpus.config_fields(),
                 **({} if self.fused_weight is None else {"fused_weight": self.fused_weight}),
+                **({"policy_params": self.params} if self.params else {}),
             },
             "policies": table(self._means()),
             "versus_baseline": self.versus_baseline(),
