@@ -100,6 +100,7 @@ __all__ = [
     "Connectable",
     "Decision",
     "Use",
+    "async_one_statement",
     "async_psycopg_connection",
     "async_read_transaction",
     "async_session",
@@ -107,6 +108,7 @@ __all__ = [
     "database_errors",
     "decide",
     "first_line",
+    "one_statement",
     "parallel",
     "psycopg_connection",
     "read_plan",
@@ -499,4 +501,32 @@ async def async_read_transaction(conn: AsyncConn) -> AsyncIterator[None]:
     outermost = conn.info.transaction_status == TransactionStatus.IDLE
     async with conn.transaction():
         await run_async(conn, read_plan(outermost))
+        yield
+
+
+def _bare(conn: Conn | AsyncConn) -> bool:
+    """Whether a statement on ``conn`` is a transaction of its own (autocommit, idle)."""
+    return conn.autocommit and conn.info.transaction_status == TransactionStatus.IDLE
+
+
+@contextmanager
+def one_statement(conn: Conn) -> Iterator[None]:
+    """Where a read of ONE statement runs: on an idle autocommit connection, as it is
+    (the statement is its own transaction and sees one snapshot of the data, as
+    :func:`read_transaction`'s statements together do); inside the caller's
+    transaction, in a savepoint of it, so an error leaves that transaction usable."""
+    if _bare(conn):
+        yield
+        return
+    with conn.transaction():
+        yield
+
+
+@asynccontextmanager
+async def async_one_statement(conn: AsyncConn) -> AsyncIterator[None]:
+    """:func:`one_statement` on an asyncio connection."""
+    if _bare(conn):
+        yield
+        return
+    async with conn.transaction():
         yield
