@@ -39,6 +39,7 @@ from riido_pg.errors import RiidoError
 from riido_pg.ranking import OUT_OF_SCOPE, get_policy, policies
 from riido_pg.ranking.interleave import iter_interleave
 from riido_pg.ranking.rank import Ranking, RankOptions, in_sql, rank_composed
+from riido_pg.ranking.texts import rank_with_texts, rank_with_texts_composed
 from riido_pg.resources import migrations_dir
 from riido_pg.splitting import split_identifiers
 
@@ -590,6 +591,14 @@ def test_rank_snapshot_is_one_statement(
         trips = _round_trips(trace)
         assert len(trips) == 1 and "riido.search_ranked" in trips[0], (policy, trips)
         assert len(ranking.candidates) == 2
+        with _traced(conn, trace):  # a search answer's texts too (riido-pg mcp)
+            found = rank_with_texts(
+                conn,
+                "demo",
+                "read config",
+                RankOptions.check("read config", policy, 2, hints, None, None),
+            )
+        assert len(_round_trips(trace)) == 1 and len(found.texts) == 2
     with _traced(conn, trace):  # the reference: its transaction and its statements
         rank_composed(
             conn,
@@ -642,3 +651,21 @@ def test_a_database_without_the_function_ranks_the_composed_way(
         )
         got = rank_snapshot(conn, "std", "parse the config file", policy="structure_bm25", limit=5)
     assert got == want
+
+
+@pytest.mark.parametrize("policy", ["bm25", "identifier_bm25_baseline_first", "structure_bm25"])
+def test_the_texts_of_a_search_answer_are_read_by_its_statement(
+    conn: psycopg.Connection[Any], corpus: list[Document], policy: str
+) -> None:
+    """What ``riido-pg mcp`` answers (a ranking and its candidates' texts): the same
+    Found as the composed path's, the snapshot's own text of a document its base holds
+    in another version (std2 changed some)."""
+    for snapshot in ("std", "std2"):
+        for query in ("parse the config file", "read json value", "the", "HTTPServer getValue"):
+            opts = RankOptions.check(query, policy, 20, None, None, None)
+            got = rank_with_texts(conn, snapshot, query, opts)
+            assert got == rank_with_texts_composed(conn, snapshot, query, opts)
+            assert set(got.texts) == {c.id for c in got.ranking.candidates}
+    opts = RankOptions.check("parse config", policy, 300, None, None, None)
+    texts = rank_with_texts(conn, "std2", "parse config", opts).texts
+    assert any(t.endswith(" parse config") for t in texts.values())

@@ -71,6 +71,7 @@ __all__ = [
     "IN_SQL",
     "NO_WORDS",
     "SEARCH",
+    "TEXT",
     "Candidate",
     "Composed",
     "RankOptions",
@@ -84,6 +85,7 @@ __all__ = [
     "rank_snapshot",
     "ranking_plan",
     "search_plan",
+    "search_texts_plan",
     "snapshot_ranking_plan",
 ]
 
@@ -255,11 +257,22 @@ IN_SQL = frozenset(
 #: what else a :class:`Ranking` holds (the name field's score, the snapshot's document
 #: count, whether the query has searchable words); ``false``: a snapshot placed on a
 #: shard is no snapshot here (the composed path's answer; the shard router ranks on
-#: the shard itself).
+#: the shard itself). ``{text}``: nothing, or :data:`TEXT`.
 SEARCH = (
     "SELECT s.rank, s.id, s.bm25_score, s.identifier_bm25_score, s.policy, s.score, "
-    "s.name_bm25_score, s.total, s.searchable "
-    "FROM riido.search_ranked(%s, %s, %s, %s, %s, false) AS s"
+    "s.name_bm25_score, s.total, s.searchable{text} "
+    "FROM riido.search_ranked(%(snapshot)s, %(query)s, %(k)s, %(policy)s, %(hints)s, false) "
+    "AS s"
+)
+#: The stored text of each candidate, read in the ranking's statement (so it sees the
+#: snapshot the ranking saw): the document of that id the snapshot holds.
+TEXT = (
+    ", (SELECT t.body FROM riido.snapshot_segments AS p "
+    "JOIN riido.documents AS d ON d.segment_id = p.segment_id "
+    "JOIN riido.texts AS t ON t.key = d.text_key "
+    "WHERE p.snapshot_id = %(snapshot)s AND d.doc_id = s.id "
+    "AND NOT EXISTS (SELECT 1 FROM riido.snapshots AS x "
+    "WHERE x.snapshot_id = %(snapshot)s AND d.doc_ord = ANY (x.removed)))"
 )
 
 #: What the one statement raises that the composed path answers instead: riido's own
@@ -291,11 +304,25 @@ def in_sql(opts: RankOptions) -> bool:
 def search_plan(snapshot_id: str, query: str, opts: RankOptions) -> Plan[Ranking]:
     """Rank ``query`` in the stored snapshot ``snapshot_id`` with one statement,
     :data:`SEARCH` (for options :func:`in_sql` accepts), or raise :class:`Composed`."""
+    ranking, _ = yield from search_texts_plan(snapshot_id, query, opts, texts=False)
+    return ranking
+
+
+def search_texts_plan(
+    snapshot_id: str, query: str, opts: RankOptions, *, texts: bool = True
+) -> Plan[tuple[Ranking, dict[str, str]]]:
+    """:func:`search_plan`, and with ``texts`` the stored text of each candidate, by
+    id, read by the same statement (:data:`TEXT`)."""
     check_snapshot_id(snapshot_id)
-    k = MAX_LIMIT if opts.limit is None else opts.limit  # past the documents: all of them
-    hints = None if opts.hints is None else list(opts.hints)
+    params = {
+        "snapshot": snapshot_id,
+        "query": query,
+        "k": MAX_LIMIT if opts.limit is None else opts.limit,  # past the documents: all
+        "policy": opts.policy.name,
+        "hints": None if opts.hints is None else list(opts.hints),
+    }
     try:
-        result = yield Query(SEARCH, (snapshot_id, query, k, opts.policy.name, hints))
+        result = yield Query(SEARCH.format(text=TEXT if texts else ""), params)
     except psycopg.Error as exc:
         state = exc.sqlstate or ""
         if state.startswith("RI") or state in _COMPOSE_ON:
@@ -308,10 +335,11 @@ def search_plan(snapshot_id: str, query: str, opts: RankOptions) -> Plan[Ranking
     name = ran.combiner.score_name
     candidates = [
         Candidate(str(i), int(r), float(raw), ident, score, name, named)
-        for r, i, raw, ident, _, score, named, _, _ in result.rows
+        for r, i, raw, ident, _, score, named, *_ in result.rows
     ]
-    _, _, _, _, _, _, _, total, searchable = result.rows[0]
-    return Ranking(snapshot_id, label, candidates, searchable=bool(searchable), total=int(total))
+    total, searchable = result.rows[0][7:9]
+    ranking = Ranking(snapshot_id, label, candidates, searchable=bool(searchable), total=int(total))
+    return ranking, {str(r[1]): str(r[9]) for r in result.rows} if texts else {}
 
 
 #: Heavy queries hash and sort posting rows; 4MB spills them to disk.
