@@ -32,7 +32,10 @@ At that boundary, and nowhere else:
    as httpx's ``BaseClient`` and pgvector-python's ``register`` share one core
    between their sync and async shells. A read (a ranking, an evaluation) then runs
    in :func:`read_transaction` (:func:`async_read_transaction`): one statement,
-   :data:`READ_ONLY`, sets it up on both.
+   :data:`READ_ONLY`, sets it up on both; a read that is one statement (a ranking
+   by ``riido.search_ranked``) runs in :func:`one_statement`
+   (:func:`async_one_statement`): as it is on an idle autocommit connection, in a
+   savepoint inside the caller's transaction.
 
 3. **Translation.** Every database error (psycopg's, or SQLAlchemy's wrapping one,
    under alembic) leaves as a :class:`~riido_pg.errors.RiidoError`:
