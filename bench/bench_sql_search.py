@@ -27,6 +27,7 @@ faster beyond this run's noise.
     python bench/bench_sql_search.py                        # 31,000 functions
     python bench/bench_sql_search.py --functions 1000000    # the million (long load)
     python bench/bench_sql_search.py --quick
+    python bench/bench_sql_search.py --reuse DSN --k 0 --queries 20   # every candidate
 """
 
 from __future__ import annotations
@@ -81,10 +82,17 @@ def ratio(times: dict[str, list[float]], a: str, b: str) -> list[float]:
 
 
 def measure(
-    conn: Any, snapshot: str, policy: str, queries: list[str], k: int, ids: list[str]
+    conn: Any, snapshot: str, policy: str, queries: list[str], k: int | None, ids: list[str]
 ) -> dict[str, Any]:
     rng = random.Random(7)
     times: dict[str, list[float]] = {path: [] for path in PATHS}
+    # riido.search's k for every document: the snapshot's document count
+    sql_k = (
+        k
+        or conn.execute(
+            "SELECT document_count FROM riido.snapshots WHERE snapshot_id = %s", (snapshot,)
+        ).fetchone()[0]
+    )
     mismatches = 0
     for i, query in enumerate(queries):
         hints = rng.sample(ids, HINTS) if policy == "external_hints_baseline_first" else None
@@ -92,7 +100,7 @@ def measure(
         for path in ORDERS[i % len(ORDERS)]:
             start = time.perf_counter()
             if path == "sql":
-                rows = conn.execute(SEARCH, (snapshot, query, k, policy, hints)).fetchall()
+                rows = conn.execute(SEARCH, (snapshot, query, sql_k, policy, hints)).fetchall()
                 got[path] = [r[0] for r in rows]
             elif path == "python":
                 ranking = rank_snapshot(conn, snapshot, query, policy=policy, limit=k, hints=hints)
@@ -124,7 +132,13 @@ def main() -> None:
     p = base_parser(__doc__.splitlines()[0])
     p.add_argument("--functions", type=int, default=31_000)
     p.add_argument("--queries", type=int, default=200, help="timed queries per policy (+20)")
-    p.add_argument("--k", type=int, default=10)
+    p.add_argument(
+        "--k",
+        type=int,
+        default=10,
+        help="candidates (0: every document: the Python paths' limit=None, riido.search's "
+        "k = the snapshot's document count)",
+    )
     p.add_argument("--corpus", default="cosqa-distinct", choices=["cosqa-distinct", "synthetic"])
     p.add_argument("--policy", action="append", dest="policies", choices=POLICIES)
     p.add_argument("--jobs", type=int, default=2, help="load jobs (the load is not timed)")
@@ -174,7 +188,7 @@ def main() -> None:
             conn.execute("ANALYZE")
         load_s = time.perf_counter() - started
         for policy in chosen:
-            results.append(measure(conn, "bench", policy, queries, args.k, ids))
+            results.append(measure(conn, "bench", policy, queries, args.k or None, ids))
             r = results[-1]
             print(
                 f"{policy}: sql p50 {r['sql']['p50_ms']} ms, python p50 {r['python']['p50_ms']} "
@@ -195,7 +209,8 @@ def main() -> None:
         ]
         for r in results
     ]
-    print(f"{args.functions:,} functions ({kind}), k = {args.k}, {args.queries} queries per policy")
+    k_text = args.k or "every document"
+    print(f"{args.functions:,} functions ({kind}), k = {k_text}, {args.queries} queries per policy")
     print(
         markdown_table(
             [
