@@ -38,9 +38,17 @@ from riido_pg.documents import MAX_QUERY_BYTES
 from riido_pg.errors import RiidoError
 from riido_pg.ranking import OUT_OF_SCOPE, get_policy, policies
 from riido_pg.ranking.interleave import iter_interleave
-from riido_pg.ranking.rank import Ranking, RankOptions, in_sql, rank_composed
+from riido_pg.ranking.rank import (
+    SQL_MAX_LIMIT,
+    Ranking,
+    RankOptions,
+    in_sql,
+    rank_composed,
+    search_plan,
+)
 from riido_pg.ranking.texts import rank_with_texts, rank_with_texts_composed
 from riido_pg.resources import migrations_dir
+from riido_pg.server.plans import run
 from riido_pg.splitting import split_identifiers
 
 #: Every policy riido.search runs: all but the learned one.
@@ -507,15 +515,20 @@ def test_rank_snapshot_gives_the_composed_ranking_field_by_field(
 ) -> None:
     """Every field of the Ranking and of each Candidate (the policy label, the
     out-of-scope fallback, the scores' names, structure_bm25's name scores, the
-    snapshot's size, whether the query has searchable words), for a limit and for
-    none (every document)."""
+    snapshot's size, whether the query has searchable words): rank_snapshot's, and
+    the one statement's for a limit past what rank_snapshot gives it and for none
+    (every document)."""
     hints = [d.id for d in corpus[1::9] if not d.id.startswith(tuple(x.id for x in corpus[::5]))]
     use = hints if policy == "external_hints_baseline_first" else None
     for query in QUERIES:
-        for limit in (1, 10, None):
+        for limit in (1, 10):
             api, composed = _both(conn, snapshot, query, policy, limit, use)
             assert api == composed, (snapshot, policy, query, limit)
             assert api.to_dict() == composed.to_dict()
+        for limit in (SQL_MAX_LIMIT + 1, None):
+            opts = RankOptions.check(query, policy, limit, use, None, None)
+            direct = run(conn, search_plan(snapshot, query, opts))
+            assert direct == rank_composed(conn, snapshot, query, opts), (policy, query, limit)
     api, _ = _both(conn, snapshot, "the", policy, 3, use)
     assert not api.searchable  # a stop word alone
     kept = len(corpus[1::5]) + len(corpus[2::5]) + len(corpus[3::5]) + len(corpus[4::5])
@@ -523,11 +536,16 @@ def test_rank_snapshot_gives_the_composed_ranking_field_by_field(
 
 
 def test_in_sql_takes_what_the_database_ranks_alike() -> None:
-    def opts(policy: str, params: dict[str, float] | None = None) -> RankOptions:
+    def opts(
+        policy: str, params: dict[str, float] | None = None, limit: int | None = 10
+    ) -> RankOptions:
         hints = ["a"] if policy == "external_hints_baseline_first" else None
-        return RankOptions.check("q", policy, 10, hints, params, None)
+        return RankOptions.check("q", policy, limit, hints, params, None)
 
     assert all(in_sql(opts(p)) for p in SQL_POLICIES)
+    assert all(in_sql(opts(p, limit=SQL_MAX_LIMIT)) for p in SQL_POLICIES)
+    assert not any(in_sql(opts(p, limit=SQL_MAX_LIMIT + 1)) for p in SQL_POLICIES)
+    assert not any(in_sql(opts(p, limit=None)) for p in SQL_POLICIES)  # every document
     assert in_sql(opts("identifier_bm25_fused", {"weight": 4.0}))  # the installed value
     assert not in_sql(opts("identifier_bm25_fused", {"weight": 2.0}))
     assert not in_sql(opts("structure_bm25", {"w_name": 1.0}))

@@ -71,6 +71,7 @@ __all__ = [
     "IN_SQL",
     "NO_WORDS",
     "SEARCH",
+    "SQL_MAX_LIMIT",
     "TEXT",
     "Candidate",
     "Composed",
@@ -288,11 +289,22 @@ class Composed(Exception):
     the composed way (the reason: an SQLSTATE, or ``no documents``)."""
 
 
+#: The largest limit the one statement ranks. It gives the same ranking at any limit
+#: (none: every document), but past the first hundreds it is the slower path: at
+#: 31,000 functions (2026-12-06, bench_sql_search.py beside rank_composed) its p50 at
+#: limit 100 was 0.72-0.93x the composed path's, at 1,000 0.75-1.31x (the interleaves
+#: slower), at 5,000 1.24-1.37x and for every document 1.24-1.29x.
+SQL_MAX_LIMIT = 100
+
+
 def in_sql(opts: RankOptions) -> bool:
-    """Whether ``riido.search_ranked`` gives this call's ranking: a policy it runs,
-    with the values of its parameters the registry declares (those the migration
-    installed: ``riido.search_settings()``), and no model."""
+    """Whether ``riido.search_ranked`` gives this call's ranking at no loss: a policy it
+    runs, with the values of its parameters the registry declares (those the
+    migration installed: ``riido.search_settings()``), no model, and a limit of at
+    most :data:`SQL_MAX_LIMIT`."""
     if opts.policy.name not in IN_SQL or opts.model is not None:
+        return False
+    if opts.limit is None or opts.limit > SQL_MAX_LIMIT:
         return False
     declared = get_policy(opts.policy.name)
     chosen = opts.policy.combiner

@@ -675,6 +675,8 @@ DECLARE
     i_ords integer[] := '{}';
     i_units bigint[] := '{}';
     n_units bigint[];
+    f_raw bigint[];
+    f_ident bigint[];
     n_k bigint;
     has_words boolean;
     first_list integer[];
@@ -831,7 +833,8 @@ BEGIN
             out_ords := riido.interleave(second_list, first_list, n_k);
         END IF;
         -- the scores of results one list did not hold (lists.units_of)
-        missing_ords := ARRAY(SELECT o FROM unnest(out_ords) AS o WHERE o <> ALL (r_ords));
+        -- (a set difference: hashed or sorted, not a scan of r_ords per result)
+        missing_ords := ARRAY(SELECT unnest(out_ords) EXCEPT SELECT unnest(r_ords));
         IF cardinality(missing_ords) > 0 THEN
             SELECT r_ords || coalesce(array_agg(x.doc_ord), '{}'),
                    r_units || coalesce(array_agg(x.units), '{}')
@@ -839,7 +842,7 @@ BEGIN
             FROM riido.search_scored(segs, snap.removed, snap.document_count, snap.len_raw,
                                      snap.k1, snap.b, 'raw', raw_lex, missing_ords) AS x;
         END IF;
-        missing_ords := ARRAY(SELECT o FROM unnest(out_ords) AS o WHERE o <> ALL (i_ords));
+        missing_ords := ARRAY(SELECT unnest(out_ords) EXCEPT SELECT unnest(i_ords));
         IF identifier AND cardinality(missing_ords) > 0 THEN
             SELECT i_ords || coalesce(array_agg(x.doc_ord), '{}'),
                    i_units || coalesce(array_agg(x.units), '{}')
@@ -861,7 +864,7 @@ BEGIN
                coalesce(array_agg(f.raw ORDER BY f.o), '{}'),
                coalesce(array_agg(f.ident ORDER BY f.o), '{}'),
                coalesce(array_agg(f.name ORDER BY f.o), '{}')
-        INTO out_ords, out_scores, r_units, i_units, n_units
+        INTO out_ords, out_scores, f_raw, f_ident, n_units
         FROM riido.search_fusion(
                  segs, snap.removed, snap.document_count, snap.len_raw, snap.k1, snap.b,
                  raw_lex, snap.len_ident, ident_lex, n_k::integer, chosen,
@@ -871,8 +874,6 @@ BEGIN
                  cfg.structure_w_name, test_prior, example_prior, cfg.structure_name_match,
                  snap.text_config::regconfig, cfg.structure_length_prior)
              WITH ORDINALITY AS f(doc_ord, score, raw, ident, name, o);
-        r_ords := out_ords;
-        i_ords := out_ords;
     END IF;
 
     RETURN QUERY
@@ -883,17 +884,18 @@ BEGIN
                       WHERE g.segment_id = ANY(segs)
                         AND o.doc_ord >= g.first_ord AND o.doc_ord < g.first_ord + g.documents)
               AND d.doc_ord = o.doc_ord),
-           coalesce(r.units, 0)::float8 / cfg.scale,
+           coalesce(r.units, o.raw, 0)::float8 / cfg.scale,
            CASE WHEN identifier
-                THEN coalesce(i.units, 0)::float8 / cfg.scale END,
+                THEN coalesce(i.units, o.ident, 0)::float8 / cfg.scale END,
            label,
            CASE WHEN out_scores IS NOT NULL THEN coalesce(o.score, 0::float8) END,
            CASE WHEN chosen = 'structure_bm25'
                 THEN coalesce(o.name, 0)::float8 / cfg.scale END,
            snap.document_count,
            has_words
-    FROM unnest(coalesce(out_ords, '{}'), out_scores, n_units)
-         WITH ORDINALITY AS o(doc_ord, score, name, pos)
+    -- a fusion's units come in its rows' order (f_raw, f_ident), a list's by doc_ord
+    FROM unnest(coalesce(out_ords, '{}'), out_scores, n_units, f_raw, f_ident)
+         WITH ORDINALITY AS o(doc_ord, score, name, raw, ident, pos)
     LEFT JOIN unnest(r_ords, r_units) AS r(doc_ord, units) ON r.doc_ord = o.doc_ord
     LEFT JOIN unnest(i_ords, i_units) AS i(doc_ord, units) ON i.doc_ord = o.doc_ord
     ORDER BY o.pos;

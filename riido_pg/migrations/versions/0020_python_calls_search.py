@@ -32,7 +32,7 @@ branch_labels = None
 depends_on = None
 
 #: :func:`digest` as of this revision.
-INSTALLS = "38e10350e232df31b0985471874551d15d8859a14f88747f1a475249749a0be1"
+INSTALLS = "49f79c615c1b12169dd7621c67e1b569d2011a4dfef72ad0bf9521d4bcb0f9be"
 digest = search_functions.digest
 
 
