@@ -1,26 +1,33 @@
-"""Search from SQL against the Python API: p50 / p95 of ``riido.search`` and of
-``riido_pg.rank_snapshot`` for the same queries, side by side.
+"""Search from SQL against the Python API: p50 / p95 of ``riido.search``, of
+``riido_pg.rank_snapshot`` and of the Python API's composed path for the same queries,
+side by side.
 
 A snapshot of ``--functions`` documents is loaded into a fresh database (not timed):
 ``cosqa-distinct`` (the CoSQA dev functions, every text made distinct; the default
 when the data is present) or ``synthetic`` (``corpus.synthetic_documents``: generated
 functions of real size). Then, on one open connection (opened as the CLI opens one),
-for every policy riido.search runs and every query, the two paths run one after the
-other, in alternating order, each timed as the client sees it on loopback:
+for every policy riido.search runs and every query, the three paths run one after the
+other, in an order that rotates query by query, each timed as the client sees it on
+loopback:
 
 * ``sql``: ``SELECT ... FROM riido.search(snapshot, query, k, policy)``, one round trip;
-* ``python``: ``rank_snapshot(conn, snapshot, query, policy=..., limit=k)``: its
-  read-only transaction and statements, as an application calling the Python API gets.
+* ``python``: ``rank_snapshot(conn, snapshot, query, policy=..., limit=k)``, as an
+  application calling the Python API gets it: since migration 0020 one statement,
+  ``riido.search_ranked`` (riido.search's body), and the Ranking built from its rows;
+* ``composed``: the Python API's composed path (``riido_pg.ranking.rank.rank_composed``,
+  what ``rank_snapshot`` ran before: its read-only transaction and statements).
 
-The first 20 queries of each policy warm both paths up and are not counted. Every
-timed pair is also compared: the ids in order must be equal (``mismatches``). Beside
-the p50s, the geometric mean of the per-query ratios sql/python with its 95 % paired
-bootstrap interval (``riido_pg.evaluation.significance``): an interval wholly below 1
-says the SQL path is faster beyond this run's noise.
+The first 20 queries of each policy warm the paths up and are not counted. Every timed
+triple is also compared: the ids in order must be equal (``mismatches``). Beside the
+p50s, the geometric mean of the per-query ratios with its 95 % paired bootstrap
+interval (``riido_pg.evaluation.significance``), for python/composed (the Python API
+now against before) and sql/python: an interval wholly below 1 says the first path is
+faster beyond this run's noise.
 
     python bench/bench_sql_search.py                        # 31,000 functions
     python bench/bench_sql_search.py --functions 1000000    # the million (long load)
     python bench/bench_sql_search.py --quick
+    python bench/bench_sql_search.py --reuse DSN --k 0 --queries 20   # every candidate
 """
 
 from __future__ import annotations
@@ -50,48 +57,73 @@ from common import (
 from riido_pg import Document, load_snapshot, rank_snapshot
 from riido_pg.evaluation.significance import paired_interval
 from riido_pg.ranking import policies
+from riido_pg.ranking.rank import RankOptions, rank_composed
 
 POLICIES = tuple(p.name for p in policies() if not p.needs_model)
 WARMUP = 20
 HINTS = 20
 SEARCH = "SELECT id FROM riido.search(%s, %s, %s, %s, %s)"
+PATHS = ("sql", "python", "composed")
+#: The order of the paths, rotating query by query (each path first and last equally).
+ORDERS = (
+    ("sql", "python", "composed"),
+    ("python", "composed", "sql"),
+    ("composed", "sql", "python"),
+    ("sql", "composed", "python"),
+    ("python", "sql", "composed"),
+    ("composed", "python", "sql"),
+)
+
+
+def ratio(times: dict[str, list[float]], a: str, b: str) -> list[float]:
+    """The geometric mean of the per-query ratios a/b and its 95 % interval."""
+    paired = paired_interval([math.log(t) for t in times[a]], [math.log(t) for t in times[b]])
+    return [round(math.exp(v), 3) for v in (paired.mean, paired.low, paired.high)]
 
 
 def measure(
-    conn: Any, snapshot: str, policy: str, queries: list[str], k: int, ids: list[str]
+    conn: Any, snapshot: str, policy: str, queries: list[str], k: int | None, ids: list[str]
 ) -> dict[str, Any]:
     rng = random.Random(7)
-    times: dict[str, list[float]] = {"sql": [], "python": []}
+    times: dict[str, list[float]] = {path: [] for path in PATHS}
+    # riido.search's k for every document: the snapshot's document count
+    sql_k = (
+        k
+        or conn.execute(
+            "SELECT document_count FROM riido.snapshots WHERE snapshot_id = %s", (snapshot,)
+        ).fetchone()[0]
+    )
     mismatches = 0
     for i, query in enumerate(queries):
         hints = rng.sample(ids, HINTS) if policy == "external_hints_baseline_first" else None
         got: dict[str, list[str]] = {}
-        order = ("sql", "python") if i % 2 == 0 else ("python", "sql")
-        for path in order:
+        for path in ORDERS[i % len(ORDERS)]:
             start = time.perf_counter()
             if path == "sql":
-                rows = conn.execute(SEARCH, (snapshot, query, k, policy, hints)).fetchall()
+                rows = conn.execute(SEARCH, (snapshot, query, sql_k, policy, hints)).fetchall()
                 got[path] = [r[0] for r in rows]
-            else:
+            elif path == "python":
                 ranking = rank_snapshot(conn, snapshot, query, policy=policy, limit=k, hints=hints)
+                got[path] = [c.id for c in ranking.candidates]
+            else:
+                opts = RankOptions.check(query, policy, k, hints, None, None)
+                ranking = rank_composed(conn, snapshot, query, opts)
                 got[path] = [c.id for c in ranking.candidates]
             elapsed = time.perf_counter() - start
             if i >= WARMUP:
                 times[path].append(elapsed)
-        mismatches += got["sql"] != got["python"]
-    sql_s, py_s = summary_ms(times["sql"]), summary_ms(times["python"])
-    # each query's two timings are a pair (same query, back to back, order alternating):
-    # the geometric mean of their ratios and its bootstrap interval say whether one
-    # path is faster beyond the machine's noise, which two p50s alone cannot
-    paired = paired_interval(
-        [math.log(t) for t in times["sql"]], [math.log(t) for t in times["python"]]
-    )
+        mismatches += not got["sql"] == got["python"] == got["composed"]
+    summary = {path: summary_ms(times[path]) for path in PATHS}
+    # each query's timings are paired (same query, back to back, order rotating): the
+    # geometric mean of their ratios and its bootstrap interval say whether one path is
+    # faster beyond the machine's noise, which two p50s alone cannot
     return {
         "policy": policy,
-        "sql": sql_s,
-        "python": py_s,
-        "p50_ratio": round(sql_s["p50_ms"] / py_s["p50_ms"], 3),
-        "paired_ratio": [round(math.exp(v), 3) for v in (paired.mean, paired.low, paired.high)],
+        **summary,
+        "p50_ratio": round(summary["sql"]["p50_ms"] / summary["python"]["p50_ms"], 3),
+        "paired_ratio": ratio(times, "sql", "python"),
+        "api_p50_ratio": round(summary["python"]["p50_ms"] / summary["composed"]["p50_ms"], 3),
+        "api_paired_ratio": ratio(times, "python", "composed"),
         "mismatches": mismatches,
     }
 
@@ -100,7 +132,13 @@ def main() -> None:
     p = base_parser(__doc__.splitlines()[0])
     p.add_argument("--functions", type=int, default=31_000)
     p.add_argument("--queries", type=int, default=200, help="timed queries per policy (+20)")
-    p.add_argument("--k", type=int, default=10)
+    p.add_argument(
+        "--k",
+        type=int,
+        default=10,
+        help="candidates (0: every document: the Python paths' limit=None, riido.search's "
+        "k = the snapshot's document count)",
+    )
     p.add_argument("--corpus", default="cosqa-distinct", choices=["cosqa-distinct", "synthetic"])
     p.add_argument("--policy", action="append", dest="policies", choices=POLICIES)
     p.add_argument("--jobs", type=int, default=2, help="load jobs (the load is not timed)")
@@ -150,10 +188,11 @@ def main() -> None:
             conn.execute("ANALYZE")
         load_s = time.perf_counter() - started
         for policy in chosen:
-            results.append(measure(conn, "bench", policy, queries, args.k, ids))
+            results.append(measure(conn, "bench", policy, queries, args.k or None, ids))
             r = results[-1]
             print(
-                f"{policy}: sql p50 {r['sql']['p50_ms']} ms, python p50 {r['python']['p50_ms']} ms",
+                f"{policy}: sql p50 {r['sql']['p50_ms']} ms, python p50 {r['python']['p50_ms']} "
+                f"ms, composed p50 {r['composed']['p50_ms']} ms",
                 file=sys.stderr,
             )
         info = server_info(dsn)
@@ -161,17 +200,17 @@ def main() -> None:
     rows = [
         [
             r["policy"],
-            r["sql"]["p50_ms"],
-            r["sql"]["p95_ms"],
-            r["python"]["p50_ms"],
-            r["python"]["p95_ms"],
+            *(r[path][q] for path in PATHS for q in ("p50_ms", "p95_ms")),
+            r["api_p50_ratio"],
+            "{} [{}, {}]".format(*r["api_paired_ratio"]),
             r["p50_ratio"],
             "{} [{}, {}]".format(*r["paired_ratio"]),
             r["mismatches"],
         ]
         for r in results
     ]
-    print(f"{args.functions:,} functions ({kind}), k = {args.k}, {args.queries} queries per policy")
+    k_text = args.k or "every document"
+    print(f"{args.functions:,} functions ({kind}), k = {k_text}, {args.queries} queries per policy")
     print(
         markdown_table(
             [
@@ -180,6 +219,10 @@ def main() -> None:
                 "sql p95 ms",
                 "python p50 ms",
                 "python p95 ms",
+                "composed p50 ms",
+                "composed p95 ms",
+                "python/composed p50",
+                "python/composed per query [95 %]",
                 "sql/python p50",
                 "sql/python per query [95 %]",
                 "id mismatches",

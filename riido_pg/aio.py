@@ -44,13 +44,17 @@ import psycopg
 from riido_pg.documents import HintsRequest
 from riido_pg.ranking.policies import BM25, policy_params
 from riido_pg.ranking.rank import (
+    Composed,
     Ranking,
     RankOptions,
     documents_ranking_plan,
+    in_sql,
+    search_plan,
     setup_plan,
     snapshot_ranking_plan,
 )
 from riido_pg.server.errors import (
+    async_one_statement,
     async_psycopg_connection,
     async_read_transaction,
     async_session,
@@ -106,13 +110,21 @@ async def rank_snapshot(
     params: Mapping[str, float] | None = None,
 ) -> Ranking:
     """:func:`riido_pg.rank_snapshot` on an asyncio connection: the same arguments,
-    the same :class:`~riido_pg.Ranking`."""
+    the same :class:`~riido_pg.Ranking`, by the same plans (one statement when it
+    gives the same ranking, else the composed one)."""
     opts = RankOptions.check(
         query, policy, limit, hints, policy_params(fused_weight, params), model
     )
-    async with _session(conn) as raw, async_read_transaction(raw):
-        await run_async(raw, setup_plan())
-        return await run_async(raw, snapshot_ranking_plan(snapshot_id, query, opts))
+    async with _session(conn) as raw:
+        if in_sql(opts):
+            try:
+                async with async_one_statement(raw):
+                    return await run_async(raw, search_plan(snapshot_id, query, opts))
+            except Composed:
+                pass
+        async with async_read_transaction(raw):
+            await run_async(raw, setup_plan())
+            return await run_async(raw, snapshot_ranking_plan(snapshot_id, query, opts))
 
 
 async def rank_documents(

@@ -15,6 +15,7 @@ import riido_pg
 import riido_pg.aio
 from riido_pg import Document, DocumentSet, HintsRequest
 from riido_pg.errors import InvalidInput, InvalidTextConfig, SnapshotNotFound, TransactionFailed
+from riido_pg.ranking.rank import RankOptions, rank_composed
 
 DOCS = [
     Document("a", "def read_config(path): return open(path).read()"),
@@ -54,6 +55,9 @@ def test_async_ranking_is_the_sync_ranking(loaded: Database, snapshot: str, poli
                 conn, snapshot, "read config", policy=policy.name, limit=limit, hints=_hints(policy)
             )
             assert asyncio.run(_ranked(loaded.dsn, snapshot, policy, limit)) == sync
+            # both ran riido.search's one statement where it ranks: the reference too
+            opts = RankOptions.check("read config", policy.name, limit, _hints(policy), None, None)
+            assert rank_composed(conn, snapshot, "read config", opts) == sync
 
 
 def test_async_hints_is_the_sync_hints(loaded: Database) -> None:

@@ -1,11 +1,15 @@
 """Search from SQL (docs/search-from-sql.md): ``riido.search`` and the SQL splitter and
-interleave it is built on give exactly what the Python API gives.
+interleave it is built on give exactly what the Python API's composed path gives.
 
-The Python API and the SQL functions are two implementations of one ranking; these
-tests are the guard between them: the splitter on generated identifiers, the
-interleave on every partial hint list of 1 to 7 candidates, every non-learned policy
-on a corpus of real functions (and on a snapshot that removed documents from its base),
-the seed example through ``psql``, and every bad input by its SQLSTATE.
+The composed path (``riido_pg.ranking.rank.rank_composed``: the Python splitter, the
+statements of sql/rank*.sql, the interleave in Python) and the SQL functions are two
+implementations of one ranking; these tests are the guard between them: the splitter
+on generated identifiers, the interleave on every partial hint list of 1 to 7
+candidates, every non-learned policy on a corpus of real functions (and on a snapshot
+that removed documents from its base), the seed example through ``psql``, and every
+bad input by its SQLSTATE. ``rank_snapshot`` itself ranks with the SQL function's one
+statement whenever it can: the last section holds its every field to the composed
+path's, its errors to the composed path's, and its calls to one statement.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import itertools
 import shutil
 import subprocess
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import psycopg
@@ -29,9 +35,20 @@ from support.sessions import login_role
 
 from riido_pg import Document, auxiliary_first, baseline_first, load_snapshot, rank_snapshot
 from riido_pg.documents import MAX_QUERY_BYTES, DocumentStream
-from riido_pg.ranking import OUT_OF_SCOPE, policies
+from riido_pg.errors import RiidoError
+from riido_pg.ranking import OUT_OF_SCOPE, get_policy, policies
 from riido_pg.ranking.interleave import iter_interleave
+from riido_pg.ranking.rank import (
+    SQL_MAX_LIMIT,
+    Ranking,
+    RankOptions,
+    in_sql,
+    rank_composed,
+    search_plan,
+)
+from riido_pg.ranking.texts import rank_with_texts, rank_with_texts_composed
 from riido_pg.resources import migrations_dir
+from riido_pg.server.plans import run
 from riido_pg.splitting import split_identifiers
 
 #: Every policy riido.search runs: all but the learned one.
@@ -115,7 +132,8 @@ def _python_rows(
     policy: str,
     hints: Sequence[str] | None = None,
 ) -> list[tuple[Any, ...]]:
-    ranking = rank_snapshot(conn, snapshot, query, policy=policy, limit=k, hints=hints)
+    opts = RankOptions.check(query, policy, k, hints, None, None)
+    ranking = rank_composed(conn, snapshot, query, opts)
     return [
         (c.rank, c.id, c.bm25_score, c.identifier_bm25_score, ranking.policy, c.score)
         for c in ranking.candidates
@@ -476,3 +494,204 @@ def test_the_newest_migration_installing_search_installs_this_package() -> None:
         f"sql/search.sql or its settings changed since migration {newest.revision}: add a "
         "migration that installs them again and records the new digest in INSTALLS"
     )
+
+
+# --- the Python API through the one statement --------------------------------------
+
+
+def _both(
+    conn: psycopg.Connection[Any],
+    snapshot: str,
+    query: str,
+    policy: str,
+    limit: int | None,
+    hints: Sequence[str] | None = None,
+    params: dict[str, float] | None = None,
+) -> tuple[Ranking, Ranking]:
+    """``rank_snapshot``'s ranking and the composed path's, for the same call."""
+    opts = RankOptions.check(query, policy, limit, hints, params, None)
+    api = rank_snapshot(
+        conn, snapshot, query, policy=policy, limit=limit, hints=hints, params=params
+    )
+    return api, rank_composed(conn, snapshot, query, opts)
+
+
+@pytest.mark.parametrize("policy", SQL_POLICIES)
+@pytest.mark.parametrize("snapshot", ["std", "std2"])
+def test_rank_snapshot_gives_the_composed_ranking_field_by_field(
+    conn: psycopg.Connection[Any], corpus: list[Document], snapshot: str, policy: str
+) -> None:
+    """Every field of the Ranking and of each Candidate (the policy label, the
+    out-of-scope fallback, the scores' names, structure_bm25's name scores, the
+    snapshot's size, whether the query has searchable words): rank_snapshot's, and
+    the one statement's for a limit past what rank_snapshot gives it and for none
+    (every document)."""
+    hints = [d.id for d in corpus[1::9] if not d.id.startswith(tuple(x.id for x in corpus[::5]))]
+    use = hints if policy == "external_hints_baseline_first" else None
+    for query in QUERIES:
+        for limit in (1, 10):
+            api, composed = _both(conn, snapshot, query, policy, limit, use)
+            assert api == composed, (snapshot, policy, query, limit)
+            assert api.to_dict() == composed.to_dict()
+        for limit in (SQL_MAX_LIMIT + 1, None):
+            opts = RankOptions.check(query, policy, limit, use, None, None)
+            direct = run(conn, search_plan(snapshot, query, opts))
+            assert direct == rank_composed(conn, snapshot, query, opts), (policy, query, limit)
+    api, _ = _both(conn, snapshot, "the", policy, 3, use)
+    assert not api.searchable  # a stop word alone
+    kept = len(corpus[1::5]) + len(corpus[2::5]) + len(corpus[3::5]) + len(corpus[4::5])
+    assert api.total == (len(corpus) if snapshot == "std" else kept + 1)  # std2 added one
+
+
+def test_in_sql_takes_what_the_database_ranks_alike() -> None:
+    def opts(
+        policy: str, params: dict[str, float] | None = None, limit: int | None = 10
+    ) -> RankOptions:
+        hints = ["a"] if policy == "external_hints_baseline_first" else None
+        return RankOptions.check("q", policy, limit, hints, params, None)
+
+    assert all(in_sql(opts(p)) for p in SQL_POLICIES)
+    assert all(in_sql(opts(p, limit=SQL_MAX_LIMIT)) for p in SQL_POLICIES)
+    assert not any(in_sql(opts(p, limit=SQL_MAX_LIMIT + 1)) for p in SQL_POLICIES)
+    assert not any(in_sql(opts(p, limit=None)) for p in SQL_POLICIES)  # every document
+    assert in_sql(opts("identifier_bm25_fused", {"weight": 4.0}))  # the installed value
+    assert not in_sql(opts("identifier_bm25_fused", {"weight": 2.0}))
+    assert not in_sql(opts("structure_bm25", {"w_name": 1.0}))
+    for learned in ("model_hints_baseline_first", "model_structure_weighted"):
+        assert not in_sql(RankOptions(get_policy(learned), 10, None, "any"))
+
+
+def test_other_parameter_values_rank_the_composed_way(
+    conn: psycopg.Connection[Any], corpus: list[Document]
+) -> None:
+    for policy, params in (
+        ("identifier_bm25_fused", {"weight": 0.5}),
+        ("identifier_bm25_rrf", {"k": 5.0}),
+        ("structure_bm25", {"w_name": 1.0, "test_prior": 1.0}),
+    ):
+        api, composed = _both(conn, "std", "read a config file", policy, 10, params=params)
+        assert api == composed
+        default, _ = _both(conn, "std", "read a config file", policy, 10)
+        assert [c.score for c in api.candidates] != [c.score for c in default.candidates]
+
+
+@contextmanager
+def _traced(conn: psycopg.Connection[Any], path: Path) -> Iterator[None]:
+    """libpq's trace of what the client sends, written to ``path``."""
+    with path.open("w") as out:
+        conn.pgconn.trace(out.fileno())
+        conn.pgconn.set_trace_flags(psycopg.pq.Trace.SUPPRESS_TIMESTAMPS)
+        try:
+            yield
+        finally:
+            conn.pgconn.untrace()
+
+
+def _round_trips(path: Path) -> list[str]:
+    """The statements a trace sent, one per round trip (a simple Query, or a Sync
+    after the extended protocol's Parse/Bind/Execute)."""
+    sent = [line.split("\t") for line in path.read_text().splitlines()]
+    trips, text = [], ""
+    for fields in sent:
+        if fields[0] != "F" or len(fields) < 3:
+            continue
+        kind = fields[2]
+        if kind in ("Parse", "Query"):
+            text = fields[3]
+        if kind in ("Query", "Sync"):
+            trips.append(text)
+    return trips
+
+
+def test_rank_snapshot_is_one_statement(
+    conn: psycopg.Connection[Any], corpus: list[Document], tmp_path: Path
+) -> None:
+    trace = tmp_path / "trace"
+    conn.prepare_threshold = None  # psycopg prepares a statement run often in a trip of its own
+    for policy in SQL_POLICIES:
+        hints = ["a"] if policy == "external_hints_baseline_first" else None
+        with _traced(conn, trace):
+            ranking = rank_snapshot(
+                conn, "demo", "read config", policy=policy, limit=2, hints=hints
+            )
+        trips = _round_trips(trace)
+        assert len(trips) == 1 and "riido.search_ranked" in trips[0], (policy, trips)
+        assert len(ranking.candidates) == 2
+        with _traced(conn, trace):  # a search answer's texts too (riido-pg mcp)
+            found = rank_with_texts(
+                conn,
+                "demo",
+                "read config",
+                RankOptions.check("read config", policy, 2, hints, None, None),
+            )
+        assert len(_round_trips(trace)) == 1 and len(found.texts) == 2
+    with _traced(conn, trace):  # the reference: its transaction and its statements
+        rank_composed(
+            conn,
+            "demo",
+            "read config",
+            RankOptions.check("read config", "bm25", 2, None, None, None),
+        )
+    assert len(_round_trips(trace)) > 3
+
+
+def test_rank_snapshot_raises_the_composed_paths_errors(
+    conn: psycopg.Connection[Any], corpus: list[Document]
+) -> None:
+    """An error of the one statement is answered by the composed path: the same
+    RiidoError, words and hint (outside and inside the caller's transaction)."""
+
+    def error(call: Any) -> tuple[type[BaseException], str, Any]:
+        with pytest.raises(RiidoError) as caught:
+            call()
+        return type(caught.value), caught.value.message, caught.value.hint
+
+    def check(snapshot: str, policy: str = "bm25", hints: list[str] | None = None) -> None:
+        opts = RankOptions.check("q", policy, 10, hints, None, None)
+        api = error(
+            lambda: rank_snapshot(conn, snapshot, "q", policy=policy, limit=10, hints=hints)
+        )
+        assert api == error(lambda: rank_composed(conn, snapshot, "q", opts))
+
+    check("nope")
+    check("demo", "external_hints_baseline_first", ["a", "zz", "yy"])
+    with conn.transaction(force_rollback=True):
+        conn.execute(
+            "INSERT INTO riido.snapshots (snapshot_id, text_config, state, document_count, "
+            "content_digest, k1, b) VALUES ('half', 'english', 'loading', 0, '', 1.2, 0.75)"
+        )
+        check("half")
+        check("nope")
+        # the caller's transaction is still usable
+        assert conn.execute("SELECT 1").fetchone() == (1,)
+
+
+def test_a_database_without_the_function_ranks_the_composed_way(
+    conn: psycopg.Connection[Any], corpus: list[Document]
+) -> None:
+    """A schema older than riido.search_ranked's current signature: the same ranking."""
+    want = rank_snapshot(conn, "std", "parse the config file", policy="structure_bm25", limit=5)
+    with conn.transaction(force_rollback=True):
+        conn.execute(
+            "DROP FUNCTION riido.search_ranked(text, text, bigint, text, text[], boolean) CASCADE"
+        )
+        got = rank_snapshot(conn, "std", "parse the config file", policy="structure_bm25", limit=5)
+    assert got == want
+
+
+@pytest.mark.parametrize("policy", ["bm25", "identifier_bm25_baseline_first", "structure_bm25"])
+def test_the_texts_of_a_search_answer_are_read_by_its_statement(
+    conn: psycopg.Connection[Any], corpus: list[Document], policy: str
+) -> None:
+    """What ``riido-pg mcp`` answers (a ranking and its candidates' texts): the same
+    Found as the composed path's, the snapshot's own text of a document its base holds
+    in another version (std2 changed some)."""
+    for snapshot in ("std", "std2"):
+        for query in ("parse the config file", "read json value", "the", "HTTPServer getValue"):
+            opts = RankOptions.check(query, policy, 20, None, None, None)
+            got = rank_with_texts(conn, snapshot, query, opts)
+            assert got == rank_with_texts_composed(conn, snapshot, query, opts)
+            assert set(got.texts) == {c.id for c in got.ranking.candidates}
+    opts = RankOptions.check("parse config", policy, 300, None, None, None)
+    texts = rank_with_texts(conn, "std2", "parse config", opts).texts
+    assert any(t.endswith(" parse config") for t in texts.values())

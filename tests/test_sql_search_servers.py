@@ -1,6 +1,7 @@
 """riido.search on a shard coordinator (docs/search-from-sql.md "Shards"): a snapshot
 placed on a shard is answered through the shard's foreign server when the coordinator
-has the dblink extension, and otherwise refused with SQLSTATE RI005 naming the shard."""
+has the dblink extension, and otherwise refused with SQLSTATE RI005 naming the shard.
+The Python API ranks on the shard itself, as before it called riido.search."""
 
 from __future__ import annotations
 
@@ -13,7 +14,10 @@ from support.cli import run_cli
 from support.corpus import stdlib_functions
 from support.database import Database, create_database, drop_database
 
-from riido_pg import load_snapshot
+from riido_pg import Database as Riido
+from riido_pg import load_snapshot, rank_snapshot
+from riido_pg.errors import SnapshotNotFound
+from riido_pg.ranking.rank import RankOptions, rank_composed
 from riido_pg.shards import Router
 
 SEARCH = (
@@ -74,3 +78,25 @@ def test_with_dblink_the_coordinator_answers_as_the_shard(db: Database, shard: D
     # the shard's own error, with its SQLSTATE
     assert caught.value.sqlstate == "RI004"
     assert "e.g. 'nope'" in str(caught.value)
+
+
+def test_the_python_api_through_the_coordinator(db: Database, shard: Database) -> None:
+    """``Database.rank`` ranks on the shard's own server (its one statement there, the
+    composed path's ranking); ``rank_snapshot`` on the coordinator's connection does
+    not go through dblink: no snapshot there, as the composed path answers."""
+    opts = RankOptions.check("parse the config file", "structure_bm25", 5, None, None, None)
+    with shard.connect() as conn:
+        want = rank_composed(conn, "far", "parse the config file", opts)
+    with db.connect() as conn:
+        with Riido(conn) as riido:
+            got = riido.rank("far", "parse the config file", policy="structure_bm25", limit=5)
+        assert got == want
+        conn.execute("CREATE EXTENSION IF NOT EXISTS dblink")
+        try:
+            with pytest.raises(SnapshotNotFound) as caught:
+                rank_snapshot(conn, "far", "parse the config file", limit=5)
+            with pytest.raises(SnapshotNotFound) as composed:
+                rank_composed(conn, "far", "parse the config file", opts)
+        finally:
+            conn.execute("DROP EXTENSION dblink")
+    assert caught.value.message == composed.value.message == "no snapshot 'far'"

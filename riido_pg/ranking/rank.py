@@ -1,12 +1,25 @@
 """Ranking a snapshot under a policy (README "Ranking" and "Result JSON").
 
-The ranking is a plan (:mod:`riido_pg.server.plans`): the snapshot's row, the query's
-terms, :func:`~riido_pg.ranking.policies.resolve` for the policy that actually runs,
-its combiner's statements, then the ids and scores the result shows that the
-combiner did not read. :func:`rank_snapshot` and :func:`rank_documents` run it on a
-psycopg connection; :mod:`riido_pg.aio` runs the same plan on an asyncio one. With
-``limit=K`` each list is cut at K: the first K of an interleave draw at most K ids
-from either list, so the result is exactly the first K of the full ranking.
+The ranking is a plan (:mod:`riido_pg.server.plans`), in one of two shapes:
+
+* **one statement** (:func:`search_plan`): ``riido.search_ranked``, the body of the
+  SQL function ``riido.search`` (docs/search-from-sql.md), which ranks inside the
+  database and returns every field of the :class:`Ranking`. :func:`rank_snapshot`
+  (and :mod:`riido_pg.aio`'s) runs it whenever it gives the same ranking
+  (:func:`in_sql`: a policy it runs, with its parameters' installed values);
+* **composed** (:func:`snapshot_ranking_plan`, the reference implementation): the
+  snapshot's row, the query's terms, :func:`~riido_pg.ranking.policies.resolve` for
+  the policy that actually runs, its combiner's statements, then the ids and scores
+  the result shows that the combiner did not read. It ranks everything else (other
+  parameter values, the learned policies, a policy an application registered, the
+  caller's documents of :func:`rank_documents`), answers the errors the one statement
+  raises in its own words (:class:`Composed`), and tests/test_sql_search.py holds the
+  two to the same rankings.
+
+:func:`rank_snapshot` and :func:`rank_documents` run them on a psycopg connection;
+:mod:`riido_pg.aio` runs the same plans on an asyncio one. With ``limit=K`` each list
+is cut at K: the first K of an interleave draw at most K ids from either list, so the
+result is exactly the first K of the full ranking.
 """
 
 from __future__ import annotations
@@ -16,11 +29,21 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from riido_pg.documents import MAX_LIMIT, RankRequest, check_query
+import psycopg
+
+from riido_pg.documents import MAX_LIMIT, RankRequest, check_query, check_snapshot_id
 from riido_pg.errors import InvalidInput
 from riido_pg.ranking import bm25, lists
 from riido_pg.ranking.policies import (
     BM25,
+    EXTERNAL_HINTS_BASELINE_FIRST,
+    IDENTIFIER_BM25,
+    IDENTIFIER_BM25_AUXILIARY_FIRST,
+    IDENTIFIER_BM25_BASELINE_FIRST,
+    IDENTIFIER_BM25_FUSED,
+    IDENTIFIER_BM25_RRF,
+    OUT_OF_SCOPE,
+    STRUCTURE_BM25,
     Policy,
     check_hints,
     configure,
@@ -40,21 +63,30 @@ from riido_pg.ranking.policy.skeleton import (
 )
 from riido_pg.ranking.terms import terms_plan
 from riido_pg.server.connect import Conn
-from riido_pg.server.errors import read_transaction, translated
+from riido_pg.server.errors import one_statement, read_transaction, translated
 from riido_pg.server.plans import Plan, Query, run
 from riido_pg.storage.snapshots import DEFAULT_TEXT_CONFIG, Snapshot, snapshot_plan
 
 __all__ = [
+    "IN_SQL",
     "NO_WORDS",
+    "SEARCH",
+    "SQL_MAX_LIMIT",
+    "TEXT",
     "Candidate",
+    "Composed",
     "RankOptions",
     "Ranking",
     "documents_ranking_plan",
+    "in_sql",
     "rank_checked",
+    "rank_composed",
     "rank_documents",
     "rank_documents_checked",
     "rank_snapshot",
     "ranking_plan",
+    "search_plan",
+    "search_texts_plan",
     "snapshot_ranking_plan",
 ]
 
@@ -207,6 +239,121 @@ def _candidate(row: Row, rank: int, names: dict[int, str], policy: Policy) -> Ca
     )
 
 
+#: The policies ``riido.search`` ranks (every one but the learned ones; sql/search.sql
+#: names them as the registry does).
+IN_SQL = frozenset(
+    {
+        BM25,
+        IDENTIFIER_BM25,
+        IDENTIFIER_BM25_BASELINE_FIRST,
+        IDENTIFIER_BM25_AUXILIARY_FIRST,
+        IDENTIFIER_BM25_FUSED,
+        IDENTIFIER_BM25_RRF,
+        STRUCTURE_BM25,
+        EXTERNAL_HINTS_BASELINE_FIRST,
+    }
+)
+
+#: The one statement of a ranking in the database: ``riido.search``'s columns and
+#: what else a :class:`Ranking` holds (the name field's score, the snapshot's document
+#: count, whether the query has searchable words); ``false``: a snapshot placed on a
+#: shard is no snapshot here (the composed path's answer; the shard router ranks on
+#: the shard itself). ``{text}``: nothing, or :data:`TEXT`.
+SEARCH = (
+    "SELECT s.rank, s.id, s.bm25_score, s.identifier_bm25_score, s.policy, s.score, "
+    "s.name_bm25_score, s.total, s.searchable{text} "
+    "FROM riido.search_ranked(%(snapshot)s, %(query)s, %(k)s, %(policy)s, %(hints)s, false) "
+    "AS s"
+)
+#: The stored text of each candidate, read in the ranking's statement (so it sees the
+#: snapshot the ranking saw): the document of that id the snapshot holds.
+TEXT = (
+    ", (SELECT t.body FROM riido.snapshot_segments AS p "
+    "JOIN riido.documents AS d ON d.segment_id = p.segment_id "
+    "JOIN riido.texts AS t ON t.key = d.text_key "
+    "WHERE p.snapshot_id = %(snapshot)s AND d.doc_id = s.id "
+    "AND NOT EXISTS (SELECT 1 FROM riido.snapshots AS x "
+    "WHERE x.snapshot_id = %(snapshot)s AND d.doc_ord = ANY (x.removed)))"
+)
+
+#: What the one statement raises that the composed path answers instead: riido's own
+#: errors (RI001 no snapshot, RI002 not ready, RI004 a hint naming no document, ...:
+#: the composed path raises its :class:`~riido_pg.errors.RiidoError` with its words
+#: and hints), and a database whose riido schema predates ``riido.search_ranked``'s
+#: current signature, or has none (undefined function, schema or table).
+_COMPOSE_ON = ("42883", "3F000", "42P01")
+
+
+class Composed(Exception):
+    """The one statement cannot answer this call as the Python API does: rank it
+    the composed way (the reason: an SQLSTATE, or ``no documents``)."""
+
+
+#: The largest limit the one statement ranks. It gives the same ranking at any limit
+#: (none: every document), but past the first hundreds it is the slower path: at
+#: 31,000 functions (2026-12-06, bench_sql_search.py beside rank_composed) its p50 at
+#: limit 100 was 0.72-0.93x the composed path's, at 1,000 0.75-1.31x (the interleaves
+#: slower), at 5,000 1.24-1.37x and for every document 1.24-1.29x.
+SQL_MAX_LIMIT = 100
+
+
+def in_sql(opts: RankOptions) -> bool:
+    """Whether ``riido.search_ranked`` gives this call's ranking at no loss: a policy it
+    runs, with the values of its parameters the registry declares (those the
+    migration installed: ``riido.search_settings()``), no model, and a limit of at
+    most :data:`SQL_MAX_LIMIT`."""
+    if opts.policy.name not in IN_SQL or opts.model is not None:
+        return False
+    if opts.limit is None or opts.limit > SQL_MAX_LIMIT:
+        return False
+    declared = get_policy(opts.policy.name)
+    chosen = opts.policy.combiner
+    return opts.policy is declared or (
+        type(chosen) is type(declared.combiner) and chosen.values == declared.combiner.values
+    )
+
+
+def search_plan(snapshot_id: str, query: str, opts: RankOptions) -> Plan[Ranking]:
+    """Rank ``query`` in the stored snapshot ``snapshot_id`` with one statement,
+    :data:`SEARCH` (for options :func:`in_sql` accepts), or raise :class:`Composed`."""
+    ranking, _ = yield from search_texts_plan(snapshot_id, query, opts, texts=False)
+    return ranking
+
+
+def search_texts_plan(
+    snapshot_id: str, query: str, opts: RankOptions, *, texts: bool = True
+) -> Plan[tuple[Ranking, dict[str, str]]]:
+    """:func:`search_plan`, and with ``texts`` the stored text of each candidate, by
+    id, read by the same statement (:data:`TEXT`)."""
+    check_snapshot_id(snapshot_id)
+    params = {
+        "snapshot": snapshot_id,
+        "query": query,
+        "k": MAX_LIMIT if opts.limit is None else opts.limit,  # past the documents: all
+        "policy": opts.policy.name,
+        "hints": None if opts.hints is None else list(opts.hints),
+    }
+    try:
+        result = yield Query(SEARCH.format(text=TEXT if texts else ""), params)
+    except psycopg.Error as exc:
+        state = exc.sqlstate or ""
+        if state.startswith("RI") or state in _COMPOSE_ON:
+            raise Composed(state) from exc
+        raise
+    if not result.rows:  # no row carries the label (no documents: no load writes that)
+        raise Composed("no documents")
+    label = str(result.rows[0][4])
+    ran = get_policy(BM25) if label == OUT_OF_SCOPE else opts.policy
+    name = ran.combiner.score_name
+    candidates = [
+        Candidate(str(i), int(r), float(raw), ident, score, name, named)
+        for r, i, raw, ident, _, score, named, *_ in result.rows
+    ]
+    total, searchable = result.rows[0][7:9]
+    ranking = Ranking(snapshot_id, label, candidates, searchable=bool(searchable), total=int(total))
+    return ranking, {str(r[1]): str(r[9]) for r in result.rows} if texts else {}
+
+
 #: Heavy queries hash and sort posting rows; 4MB spills them to disk.
 WORK_MEM = "SET LOCAL work_mem = '32MB'"
 
@@ -253,7 +400,22 @@ def rank_snapshot(
 @translated
 def rank_checked(conn: Conn, snapshot_id: str, query: str, opts: RankOptions) -> Ranking:
     """:func:`rank_snapshot` with its options checked already (:meth:`RankOptions.check`,
-    which the façade runs before it connects)."""
+    which the façade runs before it connects): one statement when it gives the same
+    ranking (:func:`in_sql`), else (or when it raises :class:`Composed`) the composed
+    path."""
+    if in_sql(opts):
+        try:
+            with one_statement(conn):
+                return run(conn, search_plan(snapshot_id, query, opts))
+        except Composed:
+            pass
+    return rank_composed(conn, snapshot_id, query, opts)
+
+
+@translated
+def rank_composed(conn: Conn, snapshot_id: str, query: str, opts: RankOptions) -> Ranking:
+    """The composed ranking (the reference implementation: the module docstring), in
+    one read-only repeatable-read transaction."""
     with read_transaction(conn):
         run(conn, setup_plan())
         return run(conn, snapshot_ranking_plan(snapshot_id, query, opts))

@@ -32,7 +32,10 @@ At that boundary, and nowhere else:
    as httpx's ``BaseClient`` and pgvector-python's ``register`` share one core
    between their sync and async shells. A read (a ranking, an evaluation) then runs
    in :func:`read_transaction` (:func:`async_read_transaction`): one statement,
-   :data:`READ_ONLY`, sets it up on both.
+   :data:`READ_ONLY`, sets it up on both; a read that is one statement (a ranking
+   by ``riido.search_ranked``) runs in :func:`one_statement`
+   (:func:`async_one_statement`): as it is on an idle autocommit connection, in a
+   savepoint inside the caller's transaction.
 
 3. **Translation.** Every database error (psycopg's, or SQLAlchemy's wrapping one,
    under alembic) leaves as a :class:`~riido_pg.errors.RiidoError`:
@@ -100,6 +103,7 @@ __all__ = [
     "Connectable",
     "Decision",
     "Use",
+    "async_one_statement",
     "async_psycopg_connection",
     "async_read_transaction",
     "async_session",
@@ -107,6 +111,7 @@ __all__ = [
     "database_errors",
     "decide",
     "first_line",
+    "one_statement",
     "parallel",
     "psycopg_connection",
     "read_plan",
@@ -499,4 +504,32 @@ async def async_read_transaction(conn: AsyncConn) -> AsyncIterator[None]:
     outermost = conn.info.transaction_status == TransactionStatus.IDLE
     async with conn.transaction():
         await run_async(conn, read_plan(outermost))
+        yield
+
+
+def _bare(conn: Conn | AsyncConn) -> bool:
+    """Whether a statement on ``conn`` is a transaction of its own (autocommit, idle)."""
+    return conn.autocommit and conn.info.transaction_status == TransactionStatus.IDLE
+
+
+@contextmanager
+def one_statement(conn: Conn) -> Iterator[None]:
+    """Where a read of ONE statement runs: on an idle autocommit connection, as it is
+    (the statement is its own transaction and sees one snapshot of the data, as
+    :func:`read_transaction`'s statements together do); inside the caller's
+    transaction, in a savepoint of it, so an error leaves that transaction usable."""
+    if _bare(conn):
+        yield
+        return
+    with conn.transaction():
+        yield
+
+
+@asynccontextmanager
+async def async_one_statement(conn: AsyncConn) -> AsyncIterator[None]:
+    """:func:`one_statement` on an asyncio connection."""
+    if _bare(conn):
+        yield
+        return
+    async with conn.transaction():
         yield

@@ -355,14 +355,15 @@ $$;
 -- snapshot's text search configuration, which structure reads qualified names with;
 -- a_w6: structure's length prior exponent; a_recent: the snapshot's recently changed
 -- documents, a_w7: the recency prior's factor).
--- Rows (doc_ord, score, raw units, identifier units) in rank order.
+-- Rows (doc_ord, score, raw units, identifier units, name units: structure's name
+-- field, 0 for the others) in rank order.
 CREATE OR REPLACE FUNCTION riido.search_fusion(
     a_segments uuid[], a_removed integer[], a_n bigint, a_len_raw bigint, a_k1 float8,
     a_b float8, a_raw text[], a_len_ident bigint, a_ident text[], a_k integer,
     a_policy text, a_w1 float8, a_w2 float8 DEFAULT NULL, a_w3 float8 DEFAULT NULL,
     a_w4 float8 DEFAULT NULL, a_w5 float8 DEFAULT NULL, a_config regconfig DEFAULT NULL,
     a_w6 float8 DEFAULT NULL, a_recent integer[] DEFAULT NULL, a_w7 float8 DEFAULT NULL
-) RETURNS TABLE (doc_ord integer, score float8, raw bigint, ident bigint)
+) RETURNS TABLE (doc_ord integer, score float8, raw bigint, ident bigint, name bigint)
 LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
 DECLARE
     removed constant boolean := cardinality(a_removed) > 0;
@@ -383,7 +384,7 @@ matched AS (
     SELECT coalesce(r.doc_ord, i.doc_ord) AS doc_ord,
            coalesce(r.units, 0)::float8 / $10
            + $12 * (coalesce(i.units, 0)::float8 / $10) AS score,
-           coalesce(r.units, 0) AS raw, coalesce(i.units, 0) AS ident
+           coalesce(r.units, 0) AS raw, coalesce(i.units, 0) AS ident, 0::int8 AS name
     FROM scored_raw AS r FULL JOIN scored_ident AS i ON i.doc_ord = r.doc_ord
 ),$s$;
     ELSIF a_policy = 'identifier_bm25_rrf' THEN
@@ -398,7 +399,7 @@ matched AS (
     SELECT coalesce(a.doc_ord, b.doc_ord) AS doc_ord,
            coalesce(1::float8 / ($12 + a.r), 0::float8)
            + coalesce(1::float8 / ($12 + b.r), 0::float8) AS score,
-           coalesce(a.units, 0) AS raw, coalesce(b.units, 0) AS ident
+           coalesce(a.units, 0) AS raw, coalesce(b.units, 0) AS ident, 0::int8 AS name
     FROM ranked_raw AS a FULL JOIN ranked_ident AS b ON b.doc_ord = a.doc_ord
 ),$s$, riido.search_ranked_sql('scored_raw', cardinality(a_segments)),
         riido.search_ranked_sql('scored_ident', cardinality(a_segments)));
@@ -475,7 +476,7 @@ matched AS (
     SELECT x.doc_ord,
            x.fields * coalesce(l.factor, 1::float8)
            * CASE WHEN q.doc_ord IS NULL THEN 1::float8 ELSE $16 END * x.prior AS score,
-           x.raw, x.ident
+           x.raw, x.ident, x.name
     FROM summed AS x
     LEFT JOIN lengths AS l ON l.doc_ord = x.doc_ord
     LEFT JOIN qualified AS q ON q.doc_ord = x.doc_ord
@@ -490,11 +491,11 @@ top AS (
 ),
 named AS (SELECT t.*, $s$ || riido.search_doc_id_sql() || $s$ AS doc_id FROM top AS t),
 need AS (SELECT greatest($11 - count(*), 0) AS c FROM named)
-SELECT r.doc_ord, r.score, r.raw, r.ident
+SELECT r.doc_ord, r.score, r.raw, r.ident, r.name
 FROM (
-    SELECT n.doc_ord, n.doc_id, n.score, n.raw, n.ident, 0 AS part FROM named AS n
+    SELECT n.doc_ord, n.doc_id, n.score, n.raw, n.ident, n.name, 0 AS part FROM named AS n
     UNION ALL
-    SELECT z.doc_ord, z.doc_id, 0::float8, 0::int8, 0::int8, 1
+    SELECT z.doc_ord, z.doc_id, 0::float8, 0::int8, 0::int8, 0::int8, 1
     FROM need
     CROSS JOIN LATERAL riido.search_zeros(
         $1, $2,
@@ -645,12 +646,21 @@ END
 $$;
 
 -- The ranking: riido.search's body (riido.search only renames its arguments: an
--- argument and a result column of a PL/pgSQL function may not share a name).
+-- argument and a result column of a PL/pgSQL function may not share a name, and
+-- keeps the columns of its contract), and the one statement riido_pg.rank_snapshot
+-- runs (riido_pg.ranking.rank.SEARCH): a_k is a bigint (a k past the snapshot's
+-- documents ranks them all, as k = their count does), a_forward false answers a
+-- snapshot placed on a shard as no snapshot (RI001: the Python API routes to the
+-- shard itself), and three more columns give what riido_pg.Ranking holds beside
+-- riido.search's: the name field's score (structure_bm25), the snapshot's document
+-- count and whether any word of the query is searchable (its raw or identifier-split
+-- form has lexemes).
 CREATE OR REPLACE FUNCTION riido.search_ranked(
-    a_snapshot text, a_query text, a_k integer, a_policy text, a_hints text[]
+    a_snapshot text, a_query text, a_k bigint, a_policy text, a_hints text[],
+    a_forward boolean DEFAULT true
 ) RETURNS TABLE (
     rank integer, id text, bm25_score float8, identifier_bm25_score float8, policy text,
-    score float8
+    score float8, name_bm25_score float8, total integer, searchable boolean
 )
 LANGUAGE plpgsql STABLE
 SET work_mem = '32MB'
@@ -672,6 +682,11 @@ DECLARE
     r_units bigint[] := '{}';
     i_ords integer[] := '{}';
     i_units bigint[] := '{}';
+    n_units bigint[];
+    f_raw bigint[];
+    f_ident bigint[];
+    n_k bigint;
+    has_words boolean;
     first_list integer[];
     second_list integer[];
     hint_ords integer[];
@@ -725,7 +740,7 @@ BEGIN
     IF NOT FOUND THEN
         SELECT p.shard, h.server INTO shard_name, shard_server
         FROM riido.placements AS p JOIN riido.shards AS h ON h.name = p.shard
-        WHERE p.snapshot_id = a_snapshot;
+        WHERE p.snapshot_id = a_snapshot AND a_forward IS NOT FALSE;
         IF NOT FOUND THEN
             RAISE EXCEPTION 'riido.search: no snapshot %', quote_literal(a_snapshot)
                 USING ERRCODE = 'RI001';
@@ -740,8 +755,9 @@ BEGIN
         END IF;
         -- the shard's foreign server and this role's user mapping (riido-pg shards add)
         RETURN QUERY EXECUTE format(
-            'SELECT * FROM %I.dblink($1, $2) AS t(rank integer, id text, bm25_score float8, '
-            'identifier_bm25_score float8, policy text, score float8)', link_schema)
+            'SELECT *, NULL::float8, NULL::integer, NULL::boolean FROM %I.dblink($1, $2) '
+            'AS t(rank integer, id text, bm25_score float8, identifier_bm25_score float8, '
+            'policy text, score float8)', link_schema)
         USING shard_server, format('SELECT * FROM riido.search(%L, %L, %s, %L, %L::text[])',
                                    a_snapshot, a_query, a_k, a_policy, a_hints);
         RETURN;
@@ -753,16 +769,21 @@ BEGIN
     END IF;
     SELECT coalesce(array_agg(p.segment_id ORDER BY p.position), '{}') INTO segs
     FROM riido.snapshot_segments AS p WHERE p.snapshot_id = a_snapshot;
+    -- k past the documents ranks them all (every list holds every document)
+    n_k := least(a_k, greatest(snap.document_count, 1));
 
     -- the query's terms (sql/query_lexemes.sql, riido_pg.ranking.terms)
     raw_lex := tsvector_to_array(to_tsvector(snap.text_config::regconfig, a_query));
     identifier := a_policy IN ('identifier_bm25', 'identifier_bm25_baseline_first',
         'identifier_bm25_auxiliary_first', 'identifier_bm25_fused', 'identifier_bm25_rrf',
         'structure_bm25');
-    IF identifier THEN  -- only these read the identifier-split query
+    IF identifier OR cardinality(raw_lex) = 0 THEN
+        -- only these read the identifier-split query (and whether a query without raw
+        -- lexemes has searchable words: riido_pg.ranking.terms.QueryTerms.searchable)
         ident_text := riido.split_identifiers(a_query);
         ident_lex := tsvector_to_array(to_tsvector(snap.text_config::regconfig, ident_text));
     END IF;
+    has_words := cardinality(raw_lex) > 0 OR coalesce(cardinality(ident_lex), 0) > 0;
 
     -- riido_pg.ranking.policies.resolve: the identifier policies fall back to bm25
     IF identifier AND NOT (cardinality(ident_lex) BETWEEN 1 AND cfg.max_identifier_lexemes
@@ -780,7 +801,7 @@ BEGIN
                    coalesce(array_agg(c.units ORDER BY c.o), '{}')
             INTO first_list, r_units
             FROM riido.search_column(segs, snap.removed, snap.document_count, snap.len_raw,
-                                     snap.k1, snap.b, 'raw', raw_lex, a_k)
+                                     snap.k1, snap.b, 'raw', raw_lex, n_k)
                  WITH ORDINALITY AS c(doc_ord, units, o);
             r_ords := first_list;
         END IF;
@@ -789,7 +810,7 @@ BEGIN
                    coalesce(array_agg(c.units ORDER BY c.o), '{}')
             INTO second_list, i_units
             FROM riido.search_column(segs, snap.removed, snap.document_count, snap.len_ident,
-                                     snap.k1, snap.b, 'ident', ident_lex, a_k)
+                                     snap.k1, snap.b, 'ident', ident_lex, n_k)
                  WITH ORDINALITY AS c(doc_ord, units, o);
             i_ords := second_list;
         END IF;
@@ -809,18 +830,19 @@ BEGIN
             JOIN riido.documents AS d
               ON d.segment_id = ANY(segs) AND d.doc_id = h.v
              AND d.doc_ord <> ALL (snap.removed);
-            out_ords := riido.interleave(first_list, hint_ords, a_k);
+            out_ords := riido.interleave(first_list, hint_ords, n_k);
         ELSIF chosen = 'bm25' THEN
             out_ords := first_list;
         ELSIF chosen = 'identifier_bm25' THEN
             out_ords := second_list;
         ELSIF chosen = 'identifier_bm25_baseline_first' THEN
-            out_ords := riido.interleave(first_list, second_list, a_k);
+            out_ords := riido.interleave(first_list, second_list, n_k);
         ELSE
-            out_ords := riido.interleave(second_list, first_list, a_k);
+            out_ords := riido.interleave(second_list, first_list, n_k);
         END IF;
         -- the scores of results one list did not hold (lists.units_of)
-        missing_ords := ARRAY(SELECT o FROM unnest(out_ords) AS o WHERE o <> ALL (r_ords));
+        -- (a set difference: hashed or sorted, not a scan of r_ords per result)
+        missing_ords := ARRAY(SELECT unnest(out_ords) EXCEPT SELECT unnest(r_ords));
         IF cardinality(missing_ords) > 0 THEN
             SELECT r_ords || coalesce(array_agg(x.doc_ord), '{}'),
                    r_units || coalesce(array_agg(x.units), '{}')
@@ -828,7 +850,7 @@ BEGIN
             FROM riido.search_scored(segs, snap.removed, snap.document_count, snap.len_raw,
                                      snap.k1, snap.b, 'raw', raw_lex, missing_ords) AS x;
         END IF;
-        missing_ords := ARRAY(SELECT o FROM unnest(out_ords) AS o WHERE o <> ALL (i_ords));
+        missing_ords := ARRAY(SELECT unnest(out_ords) EXCEPT SELECT unnest(i_ords));
         IF identifier AND cardinality(missing_ords) > 0 THEN
             SELECT i_ords || coalesce(array_agg(x.doc_ord), '{}'),
                    i_units || coalesce(array_agg(x.units), '{}')
@@ -848,20 +870,19 @@ BEGIN
         SELECT coalesce(array_agg(f.doc_ord ORDER BY f.o), '{}'),
                coalesce(array_agg(f.score ORDER BY f.o), '{}'),
                coalesce(array_agg(f.raw ORDER BY f.o), '{}'),
-               coalesce(array_agg(f.ident ORDER BY f.o), '{}')
-        INTO out_ords, out_scores, r_units, i_units
+               coalesce(array_agg(f.ident ORDER BY f.o), '{}'),
+               coalesce(array_agg(f.name ORDER BY f.o), '{}')
+        INTO out_ords, out_scores, f_raw, f_ident, n_units
         FROM riido.search_fusion(
                  segs, snap.removed, snap.document_count, snap.len_raw, snap.k1, snap.b,
-                 raw_lex, snap.len_ident, ident_lex, a_k, chosen,
+                 raw_lex, snap.len_ident, ident_lex, n_k::integer, chosen,
                  CASE chosen WHEN 'identifier_bm25_fused' THEN cfg.fused_weight
                              WHEN 'identifier_bm25_rrf' THEN cfg.rrf_k
                              ELSE cfg.structure_w_ident END,
                  cfg.structure_w_name, test_prior, example_prior, cfg.structure_name_match,
                  snap.text_config::regconfig, cfg.structure_length_prior, snap.recent,
                  cfg.structure_recent_prior)
-             WITH ORDINALITY AS f(doc_ord, score, raw, ident, o);
-        r_ords := out_ords;
-        i_ords := out_ords;
+             WITH ORDINALITY AS f(doc_ord, score, raw, ident, name, o);
     END IF;
 
     RETURN QUERY
@@ -872,12 +893,18 @@ BEGIN
                       WHERE g.segment_id = ANY(segs)
                         AND o.doc_ord >= g.first_ord AND o.doc_ord < g.first_ord + g.documents)
               AND d.doc_ord = o.doc_ord),
-           coalesce(r.units, 0)::float8 / cfg.scale,
+           coalesce(r.units, o.raw, 0)::float8 / cfg.scale,
            CASE WHEN identifier
-                THEN coalesce(i.units, 0)::float8 / cfg.scale END,
+                THEN coalesce(i.units, o.ident, 0)::float8 / cfg.scale END,
            label,
-           CASE WHEN out_scores IS NOT NULL THEN coalesce(o.score, 0::float8) END
-    FROM unnest(coalesce(out_ords, '{}'), out_scores) WITH ORDINALITY AS o(doc_ord, score, pos)
+           CASE WHEN out_scores IS NOT NULL THEN coalesce(o.score, 0::float8) END,
+           CASE WHEN chosen = 'structure_bm25'
+                THEN coalesce(o.name, 0)::float8 / cfg.scale END,
+           snap.document_count,
+           has_words
+    -- a fusion's units come in its rows' order (f_raw, f_ident), a list's by doc_ord
+    FROM unnest(coalesce(out_ords, '{}'), out_scores, n_units, f_raw, f_ident)
+         WITH ORDINALITY AS o(doc_ord, score, name, raw, ident, pos)
     LEFT JOIN unnest(r_ords, r_units) AS r(doc_ord, units) ON r.doc_ord = o.doc_ord
     LEFT JOIN unnest(i_ords, i_units) AS i(doc_ord, units) ON i.doc_ord = o.doc_ord
     ORDER BY o.pos;
@@ -893,5 +920,6 @@ CREATE OR REPLACE FUNCTION riido.search(
     identifier_bm25_score double precision, policy text, score double precision
 )
 LANGUAGE sql STABLE AS $$
-SELECT * FROM riido.search_ranked($1, $2, $3, $4, $5)
+SELECT s.rank, s.id, s.bm25_score, s.identifier_bm25_score, s.policy, s.score
+FROM riido.search_ranked($1, $2, $3, $4, $5) AS s
 $$;
