@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 from psycopg import sql
 
 from riido_pg.ranking import bm25
@@ -34,6 +34,9 @@ from riido_pg.ranking.inputs import MODEL
 from riido_pg.server.connect import Conn
 from riido_pg.storage.fragments import HELD
 from riido_pg.storage.snapshots import Snapshot
+
+if TYPE_CHECKING:  # imported where used: see riido_pg.evaluation.preload
+    import scipy.sparse as sp
 
 __all__ = [
     "Batch",
@@ -43,6 +46,7 @@ __all__ = [
     "column_weights",
     "documents",
     "first_targets",
+    "send_column_weights",
 ]
 
 IntArray = npt.NDArray[np.int64]
@@ -117,9 +121,26 @@ class ColumnWeights:
 def column_weights(
     conn: Conn, snap: Snapshot, col: str, lexemes: Sequence[Sequence[str]], docs: Documents
 ) -> ColumnWeights:
+    """One column's weights for the questions' ``lexemes`` (one list per question)."""
+    return send_column_weights(conn, snap, col, lexemes, docs)()
+
+
+def send_column_weights(
+    conn: Conn, snap: Snapshot, col: str, lexemes: Sequence[Sequence[str]], docs: Documents
+) -> Callable[[], ColumnWeights]:
+    """Send :func:`column_weights`'s statement; the call returned reads its rows.
+    In pipeline mode the server runs it while the caller reads earlier results."""
     wanted = sorted({x for lx in lexemes for x in lx})
     query = bm25.eval_postings(snap.target, col, wanted)
-    result = conn.execute(query.statement, query.params, binary=True).fetchall()
+    cursor = conn.execute(query.statement, query.params, binary=True)
+    return lambda: _column_weights(cursor.fetchall(), lexemes, docs)
+
+
+def _column_weights(
+    result: list[Any], lexemes: Sequence[Sequence[str]], docs: Documents
+) -> ColumnWeights:
+    import scipy.sparse as sp
+
     term: dict[str, int] = {str(r[0]): i for i, r in enumerate(result)}
     lengths = np.fromiter((len(r[1]) for r in result), dtype=np.int64, count=len(result))
     indptr = np.zeros(len(result) + 1, dtype=np.int64)
@@ -203,6 +224,8 @@ class FirstTargets:
         stored scores :attr:`before` marks, and for a zero-score target the
         zero-score documents with a smaller place (every place below it, less the
         stored ones)."""
+        import scipy.sparse as sp
+
         m = self.scores
 
         def masked(mask: BoolArray) -> IntArray:
@@ -392,6 +415,8 @@ class Batch:
     def reciprocal_ranks(self, col: str, k: float) -> sp.csr_matrix:
         """1 / (k + rank) of every document a column matches, its rank among them
         (score descending, id ascending), per question."""
+        import scipy.sparse as sp
+
         m = self.scores[col].tocsr()
         m.sort_indices()
         counts = np.diff(m.indptr)
