@@ -8,7 +8,10 @@
   still the full ranking's first K, also when the cut falls inside a tie and on a
   snapshot that removed documents from its path;
 * the evaluation's ranks (``scoring._row_order``) and first documents
-  (``FirstTargets.order``) without a full sort equal a full three-key sort.
+  (``FirstTargets.order``) without a full sort equal a full three-key sort;
+* the evaluation computes each weight in numpy (``scoring.units``) from what
+  ``sql/eval_postings.sql`` reads: the same integer units as the SQL's weight, and,
+  on a snapshot that removed documents from its path, the same scores as the ranking.
 """
 
 from __future__ import annotations
@@ -22,10 +25,13 @@ import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from psycopg import sql
 
 from riido_pg import Document, load_snapshot, rank_snapshot
 from riido_pg.evaluation import scoring
 from riido_pg.ranking import bm25
+from riido_pg.ranking.terms import query_terms
+from riido_pg.storage import get_snapshot
 from riido_pg.storage.snapshots import Target
 
 POLICIES = (
@@ -224,3 +230,72 @@ def test_first_target_ranks_and_costs_above_are_the_full_sorts(
         assert firsts.prefix(i)[:-1] == above
         assert batch.cost_above("raw", i) == batch.cost_of(above)
         assert batch.cost_of(above) == (sum(values[p] for p in above), 2 * int(sums[i]))
+
+
+@pytest.mark.parametrize("b", [0.75, 0.0, 1.0, 0.3])
+def test_the_numpy_weight_is_the_sql_weight_to_the_unit(
+    conn: psycopg.Connection[Any], b: float
+) -> None:
+    """``scoring.units`` against :data:`bm25.WEIGHT` evaluated by PostgreSQL over the
+    same values: tf and dl over their stored ranges (int2, int4), idf as ``scored.sql``
+    computes it from n and df, avgdl of any size; b = 0 as the name field writes it."""
+    rng = np.random.default_rng(20261206)
+    size = 20_000
+    n = rng.integers(1, 2**31 - 1, size)
+    df = np.maximum(1, (rng.random(size) * n).astype(np.int64))
+    idf = np.log1p((n - df + 0.5) / (df + 0.5))  # any float8 the SQL's ln could give
+    half = size // 2  # and the C library's log, as PostgreSQL's ln calls it
+    idf[:half] = [
+        math.log(1 + (x - d + 0.5) / (d + 0.5))
+        for x, d in zip(n[:half].tolist(), df[:half].tolist(), strict=True)
+    ]
+    tf = np.concatenate([rng.integers(1, 20, size // 2), rng.integers(1, 32768, size // 2)])
+    dl = tf + rng.integers(0, 10**6, size)
+    avgdl = np.exp(rng.uniform(math.log(0.5), math.log(1e6), size))
+    k1 = 1.2
+    b_sql = sql.SQL("0::float8") if b == 0.0 else sql.SQL("%(b)s::float8")
+    weight = bm25.WEIGHT.format(b=b_sql, scale=bm25.SCALE_SQL)
+    statement = sql.SQL(
+        "SELECT {} FROM unnest(%(idf)s::float8[], %(tf)s::int2[], %(dl)s::int4[], "
+        "%(avgdl)s::float8[]) WITH ORDINALITY AS u(idf, tf, dl, avgdl, i) ORDER BY u.i"
+    ).format(weight)
+    params = {
+        "idf": idf.tolist(),
+        "tf": tf.tolist(),
+        "dl": dl.tolist(),
+        "avgdl": avgdl.tolist(),
+        "k1": k1,
+        "b": b,
+    }
+    want = [r[0] for r in conn.execute(statement, params).fetchall()]
+    got = scoring.units(idf, avgdl, tf.astype(np.float64), dl.astype(np.float64), k1, b)
+    assert got.tolist() == want
+
+
+@pytest.mark.parametrize("snapshot", ["whole", "less"])
+def test_the_evaluations_weights_score_as_the_ranking(
+    conn: psycopg.Connection[Any], snapshots: list[Document], snapshot: str
+) -> None:
+    """Each column's weights, computed in numpy from the postings rows and leaving out
+    the removed documents the rows list, give every document the ranking's score."""
+    snap = get_snapshot(conn, snapshot)
+    assert (snap.removed > 0) == (snapshot == "less")
+    docs = scoring.documents(conn, snap)
+    ids = sorted(d.id for d in snapshots if snapshot == "whole" or d in _held(snapshots))
+    for query in QUERIES:
+        terms = query_terms(conn, query, "english")
+        for col, policy, field in (
+            ("raw", "bm25", "bm25_score"),
+            ("ident", "identifier_bm25", "identifier_bm25_score"),
+        ):
+            weights = scoring.column_weights(conn, snap, col, [terms.of(col)], docs)
+            ours = (weights.questions @ weights.weights).toarray()[0]
+            assert len(ours) == len(ids)
+            ranking = rank_snapshot(conn, snapshot, query, policy=policy)
+            theirs = {c.id: getattr(c, field) for c in ranking.candidates}
+            for place, doc_id in enumerate(ids):
+                assert bm25.score(int(ours[place])) == theirs.get(doc_id, 0.0), (query, col)
+
+
+def _held(docs: list[Document]) -> list[Document]:
+    return [d for i, d in enumerate(docs) if i % 9 != 4]

@@ -20,6 +20,7 @@ from riido_pg.api.results import Evaluated, Listing, Loaded
 
 if TYPE_CHECKING:
     from riido_pg.agents import serve as serve_agents
+    from riido_pg.background import import_in_background
     from riido_pg.config import DSN as DSN_SETTING
     from riido_pg.corpora.docproxy import build_docproxy
     from riido_pg.corpora.history import HistoryOptions
@@ -72,6 +73,7 @@ _HOMES: dict[str, tuple[str, str]] = {
     "count": ("riido_pg.words", "count"),
     "downgrade_schema": ("riido_pg.server.migrate", "downgrade"),
     "evaluated_policies": ("riido_pg.ranking.policies", "evaluated_policies"),
+    "import_in_background": ("riido_pg.background", "import_in_background"),
     "iter_functions": ("riido_pg.extract", "iter_functions"),
     "model_rankings": ("riido_pg.ranking.policies", "model_rankings"),
     "output_file": ("riido_pg.files", "output_file"),
@@ -116,6 +118,7 @@ __all__ = [
     "count",
     "downgrade_schema",
     "evaluated_policies",
+    "import_in_background",
     "iter_functions",
     "model_rankings",
     "output_file",

@@ -109,8 +109,11 @@ def evaluate_on(
     """Evaluate (checked arguments, the model loaded) on ``router``'s servers. A corpus
     stored now stays locked as a load's (:meth:`~riido_pg.shards.Router.for_load`)
     until the evaluation ends, and no longer."""
+    from riido_pg.background import import_in_background
     from riido_pg.evaluation import evaluate
 
+    # the sparse arithmetic's scipy, imported while the statements below wait
+    import_in_background("scipy.sparse")
     stored = None
     text_config, model, progress = options.text_config, options.model, options.progress
     try:

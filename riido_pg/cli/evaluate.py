@@ -114,10 +114,12 @@ def eval_command(
 ) -> None:
     """Evaluate every policy on a BEIR corpus or history corpora: Recall@1, Recall@10,
     MRR, mean first-target rank."""
-    from riido_pg.api import STDOUT, check_output, write_output
+    from riido_pg.api import STDOUT, check_output, import_in_background, write_output
 
     if output is not None:
         check_output(output)  # a bad path costs no evaluation
+    if output is None or str(output) != STDOUT:  # the table's, while the server works
+        import_in_background("rich.console", "rich.table", "rich.text")
     with progress_reporter() as (progress, note), database(ctx) as db:
         done = db.evaluate(
             dirs or None,

@@ -15,15 +15,14 @@ counts the identifier fallbacks).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, LiteralString
+from typing import TYPE_CHECKING, Any, LiteralString
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 from psycopg import sql
 
 from riido_pg.errors import ConflictingOptions, Hint, InvalidInput
@@ -37,8 +36,8 @@ from riido_pg.evaluation.scoring import (
     Batch,
     ColumnWeights,
     Documents,
-    column_weights,
     documents,
+    send_column_weights,
 )
 from riido_pg.ranking import bm25 as bm25_sql
 from riido_pg.ranking.inputs import COLUMNS, NAME
@@ -58,6 +57,9 @@ from riido_pg.server.errors import read_transaction, translated
 from riido_pg.splitting import split_identifiers
 from riido_pg.storage.snapshots import Snapshot
 from riido_pg.storage.staging import Progress
+
+if TYPE_CHECKING:  # imported where used: see riido_pg.evaluation.preload
+    import scipy.sparse as sp
 
 BoolArray = npt.NDArray[np.bool_]
 
@@ -214,16 +216,27 @@ def prepare(
         learned = prepare_learned(conn, snap, chosen.model, [q.text for q in questions], docs)
     fields = any(NAME in p.lists for p in chosen.policies)
     wanted = (*COLUMNS, NAME) if fields else COLUMNS
-    columns = {c: column_weights(conn, snap, c, [t.of(c) for t in terms], docs) for c in wanted}
-    doc_ids = [str(i) for i in _in_order(conn, snap, docs, "d.doc_id")] if run_files else []
-    chars = np.asarray(_in_order(conn, snap, docs, "char_length(t.body)"), dtype=np.int64)
-    tests = _kind_docs(conn, snap, docs, "test") if fields else None
-    examples = _kind_docs(conn, snap, docs, "example") if fields else None
-    qualified = _qualified(conn, snap, text_config, docs, terms) if fields else None
-    lengths = (
-        np.asarray(_in_order(conn, snap, docs, "t.len_raw"), dtype=np.int64) if fields else None
-    )
-    recent = _recent_docs(conn, snap, docs) if fields else None
+    with conn.pipeline():
+        # every statement sent before any is read: the server runs each while this
+        # process turns the rows of the ones before into arrays
+        reading = {
+            c: send_column_weights(conn, snap, c, [t.of(c) for t in terms], docs) for c in wanted
+        }
+        ids = _send_in_order(conn, snap, docs, "d.doc_id") if run_files else None
+        sizes = _send_in_order(conn, snap, docs, "char_length(t.body)")
+        kinds = (
+            [_send_kind_docs(conn, snap, docs, k) for k in ("test", "example")] if fields else None
+        )
+        names = _send_qualified(conn, snap, text_config, docs, terms) if fields else None
+        lens = _send_in_order(conn, snap, docs, "t.len_raw") if fields else None
+        marked = _send_recent_docs(conn, snap, docs) if fields else None
+        columns = {c: read() for c, read in reading.items()}
+        doc_ids = [str(i) for i in ids()] if ids is not None else []
+        chars = np.asarray(sizes(), dtype=np.int64)
+        tests, examples = (kinds[0](), kinds[1]()) if kinds is not None else (None, None)
+        qualified = names() if names is not None else None
+        lengths = np.asarray(lens(), dtype=np.int64) if lens is not None else None
+        recent = marked() if marked is not None else None
     return Prepared(
         questions,
         terms,
@@ -241,20 +254,26 @@ def prepare(
     )
 
 
-def _qualified(
+def _send_qualified(
     conn: Conn, snap: Snapshot, text_config: str, docs: Documents, terms: Sequence[QueryTerms]
-) -> sp.csr_matrix:
+) -> Callable[[], sp.csr_matrix]:
     """Per question, the documents whose qualified name has lexemes
     (:func:`riido_pg.fields.qualified_words` under ``text_config``) and every one of
     them among the question's identifier lexemes (``riido_pg.ranking.policy.structure``'s
     ``qualified``): a count of each document's lexemes the question holds, equal to
-    their number."""
+    their number. The statement is sent now; the call returned reads it."""
     statement = sql.SQL(
         "SELECT d.doc_ord, tsvector_to_array(to_tsvector({}::regconfig, "
         "riido.qualified_words(d.doc_id))) FROM riido.documents AS d "
         "WHERE d.segment_id = ANY(%s::uuid[])"
     ).format(sql.Literal(text_config))
-    rows = conn.execute(statement, (list(snap.segments),)).fetchall()
+    cursor = conn.execute(statement, (list(snap.segments),))
+    return lambda: _qualified(cursor.fetchall(), docs, terms)
+
+
+def _qualified(rows: list[Any], docs: Documents, terms: Sequence[QueryTerms]) -> sp.csr_matrix:
+    import scipy.sparse as sp
+
     by_ord = {int(r[0]): list(r[1]) for r in rows}
     vocab: dict[str, int] = {}
     q_rows: list[int] = []
@@ -282,20 +301,33 @@ def _qualified(
     return counts
 
 
-def _kind_docs(conn: Conn, snap: Snapshot, docs: Documents, kind: str) -> BoolArray:
-    """Per document place: is it of this kind (the snapshot's kind postings)?"""
+def _send_kind_docs(
+    conn: Conn, snap: Snapshot, docs: Documents, kind: str
+) -> Callable[[], BoolArray]:
+    """Per document place: is it of this kind (the snapshot's kind postings)? The
+    statement is sent now; the call returned reads it."""
     query = bm25_sql.kind_ords(snap.target, kind)
-    row = conn.execute(query.statement, query.params).fetchone()
-    return docs.mask(row[0] if row is not None else [])
+    cursor = conn.execute(query.statement, query.params)
+
+    def read() -> BoolArray:
+        row = cursor.fetchone()
+        return docs.mask(row[0] if row is not None else [])
+
+    return read
 
 
-def _recent_docs(conn: Conn, snap: Snapshot, docs: Documents) -> BoolArray:
+def _send_recent_docs(conn: Conn, snap: Snapshot, docs: Documents) -> Callable[[], BoolArray]:
     """Per document place: did the snapshot's revision change it recently
-    (``riido.snapshots.recent``)?"""
-    row = conn.execute(
+    (``riido.snapshots.recent``)? The statement is sent now; the call returned reads it."""
+    cursor = conn.execute(
         "SELECT s.recent FROM riido.snapshots AS s WHERE s.snapshot_id = %s", (snap.snapshot_id,)
-    ).fetchone()
-    return docs.mask(row[0] if row is not None else [])
+    )
+
+    def read() -> BoolArray:
+        row = cursor.fetchone()
+        return docs.mask(row[0] if row is not None else [])
+
+    return read
 
 
 def rank_prepared(
@@ -385,16 +417,23 @@ def evaluate(
     )
 
 
-def _in_order(conn: Conn, snap: Snapshot, docs: Documents, value: LiteralString) -> list[Any]:
+def _send_in_order(
+    conn: Conn, snap: Snapshot, docs: Documents, value: LiteralString
+) -> Callable[[], list[Any]]:
     """``value`` (of a document ``d`` and its text ``t``) of every document, in the
-    documents' id order (run files name documents; inspection costs count texts)."""
+    documents' id order (run files name documents; inspection costs count texts).
+    The statement is sent now; the call returned reads it."""
     statement = sql.SQL(
         "SELECT d.doc_ord, {} FROM riido.documents AS d "
         "JOIN riido.texts AS t ON t.key = d.text_key WHERE d.segment_id = ANY(%s::uuid[])"
     ).format(sql.SQL(value))
-    rows = conn.execute(statement, (list(snap.segments),)).fetchall()
-    by_ord = {int(r[0]): r[1] for r in rows}
-    return [by_ord[int(o)] for o in docs.ords]
+    cursor = conn.execute(statement, (list(snap.segments),))
+
+    def read() -> list[Any]:
+        by_ord = {int(r[0]): r[1] for r in cursor.fetchall()}
+        return [by_ord[int(o)] for o in docs.ords]
+
+    return read
 
 
 def _peak_rss_mb() -> float:

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import chain
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
-import scipy.sparse as sp
 from psycopg import sql
 
 from riido_pg.ranking import bm25
@@ -34,6 +35,9 @@ from riido_pg.ranking.inputs import MODEL
 from riido_pg.server.connect import Conn
 from riido_pg.storage.fragments import HELD
 from riido_pg.storage.snapshots import Snapshot
+
+if TYPE_CHECKING:  # imported where used: see riido_pg.evaluation.preload
+    import scipy.sparse as sp
 
 __all__ = [
     "Batch",
@@ -43,6 +47,8 @@ __all__ = [
     "column_weights",
     "documents",
     "first_targets",
+    "send_column_weights",
+    "units",
 ]
 
 IntArray = npt.NDArray[np.int64]
@@ -117,17 +123,67 @@ class ColumnWeights:
 def column_weights(
     conn: Conn, snap: Snapshot, col: str, lexemes: Sequence[Sequence[str]], docs: Documents
 ) -> ColumnWeights:
+    """One column's weights for the questions' ``lexemes`` (one list per question)."""
+    return send_column_weights(conn, snap, col, lexemes, docs)()
+
+
+def send_column_weights(
+    conn: Conn, snap: Snapshot, col: str, lexemes: Sequence[Sequence[str]], docs: Documents
+) -> Callable[[], ColumnWeights]:
+    """Send :func:`column_weights`'s statement; the call returned reads its rows.
+    In pipeline mode the server runs it while the caller reads earlier results."""
     wanted = sorted({x for lx in lexemes for x in lx})
-    query = bm25.eval_postings(snap.target, col, wanted)
-    result = conn.execute(query.statement, query.params, binary=True).fetchall()
-    term: dict[str, int] = {str(r[0]): i for i, r in enumerate(result)}
-    lengths = np.fromiter((len(r[1]) for r in result), dtype=np.int64, count=len(result))
-    indptr = np.zeros(len(result) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=indptr[1:])
-    total = int(indptr[-1])
-    ords = np.fromiter((o for r in result for o in r[1]), dtype=np.int64, count=total)
-    units = np.fromiter((u for r in result for u in r[2]), dtype=np.int64, count=total)
-    w = sp.csc_matrix((units, docs.place(ords), indptr), shape=(docs.count, len(result)))
+    target = snap.target
+    query = bm25.eval_postings(target, col, wanted)
+    cursor = conn.execute(query.statement, query.params, binary=True)
+    b = 0.0 if col == bm25.NAME else target.b  # the name field: no length normalisation
+    return lambda: _column_weights(cursor.fetchall(), lexemes, docs, target.k1, b)
+
+
+def units(
+    idf: FloatArray, avgdl: FloatArray, tf: FloatArray, dl: FloatArray, k1: float, b: float
+) -> IntArray:
+    """Each entry's BM25 weight in units of 2^-40, rounded to the nearest (ties to
+    even): :data:`riido_pg.ranking.bm25.WEIGHT`, ``(idf * tf / (tf + k1 * (1 - b + b *
+    dl / avgdl)) * 2^40)::int8``, with the same float8 operations in the same order
+    (each one rounded once, as PostgreSQL's float8 operators round it), so the same
+    bits and the same integers (``tests/test_exact_sums.py`` compares the two)."""
+    k1_, b_ = np.float64(k1), np.float64(b)
+    saturation = tf + k1_ * ((np.float64(1.0) - b_) + (b_ * dl) / avgdl)
+    weight = (idf * tf) / saturation * np.float64(bm25.SCALE)
+    return np.rint(weight).astype(np.int64)
+
+
+def _column_weights(
+    rows: list[Any], lexemes: Sequence[Sequence[str]], docs: Documents, k1: float, b: float
+) -> ColumnWeights:
+    """The weights of ``rows`` (``sql/eval_postings.sql``'s: one per postings row of
+    the path, in lexeme order) as a documents x terms matrix, and the questions'
+    terms as a questions x terms one."""
+    import scipy.sparse as sp
+
+    term: dict[str, int] = {}
+    for r in rows:
+        term.setdefault(str(r[0]), len(term))
+    count = len(rows)
+    sizes = np.fromiter((len(r[3]) for r in rows), dtype=np.int64, count=count)
+    total = int(sizes.sum())
+    flat = chain.from_iterable
+    ords = np.fromiter(flat(r[3] for r in rows), dtype=np.int64, count=total)
+    tf = np.fromiter(flat(r[4] for r in rows), dtype=np.float64, count=total)
+    dl = np.fromiter(flat(r[5] for r in rows), dtype=np.float64, count=total)
+    idf = np.repeat(np.fromiter((r[1] for r in rows), dtype=np.float64, count=count), sizes)
+    avgdl = np.repeat(np.fromiter((r[2] for r in rows), dtype=np.float64, count=count), sizes)
+    cols = np.repeat(np.fromiter((term[r[0]] for r in rows), dtype=np.int64, count=count), sizes)
+    weights = units(idf, avgdl, tf, dl, k1, b)
+    gone = [o for r in rows if r[6] for o in r[6]]
+    if gone:  # the removed documents the rows list: left out, as {entries} leaves them
+        kept = ~np.isin(ords, np.asarray(gone, dtype=np.int64))
+        ords, cols, weights = ords[kept], cols[kept], weights[kept]
+    # the rows come in lexeme order, so each term's entries are contiguous
+    indptr = np.zeros(len(term) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(cols, minlength=len(term)), out=indptr[1:])
+    w = sp.csc_matrix((weights, docs.place(ords), indptr), shape=(docs.count, len(term)))
     q_indptr = [0]
     q_indices: list[int] = []
     for lx in lexemes:
@@ -139,7 +195,7 @@ def column_weights(
             np.asarray(q_indices, dtype=np.int32),
             np.asarray(q_indptr),
         ),
-        shape=(len(lexemes), len(result)),
+        shape=(len(lexemes), len(term)),
     )
     q.has_sorted_indices = True
     return ColumnWeights(q, w.tocsr())
@@ -203,6 +259,8 @@ class FirstTargets:
         stored scores :attr:`before` marks, and for a zero-score target the
         zero-score documents with a smaller place (every place below it, less the
         stored ones)."""
+        import scipy.sparse as sp
+
         m = self.scores
 
         def masked(mask: BoolArray) -> IntArray:
@@ -395,6 +453,8 @@ class Batch:
     def reciprocal_ranks(self, col: str, k: float) -> sp.csr_matrix:
         """1 / (k + rank) of every document a column matches, its rank among them
         (score descending, id ascending), per question."""
+        import scipy.sparse as sp
+
         m = self.scores[col].tocsr()
         m.sort_indices()
         counts = np.diff(m.indptr)

@@ -55,7 +55,8 @@ _EXACT = 2**53
 #: One term's BM25 weight in units of 2^-40, rounded to the nearest, of the row ``u``
 #: (``idf``, ``avgdl``: the snapshot's; ``tf``, ``dl``: the document's): the one
 #: expression ``sql/scored.sql`` and ``sql/scores.sql`` compute, in this order, so both
-#: give the same bits.
+#: give the same bits; the evaluation's numpy twin is
+#: :func:`riido_pg.evaluation.scoring.units` (same operations, same order).
 WEIGHT = sql.SQL(
     "(u.idf * u.tf / (u.tf + %(k1)s::float8 * (1 - {b} + {b} * u.dl / u.avgdl)) * {scale})::int8"
 )
@@ -362,10 +363,11 @@ def scores(target: Target, col: str, lexemes: Sequence[str], ords: Sequence[int]
 
 
 def eval_postings(target: Target, col: str, lexemes: Sequence[str]) -> Query:
-    """Every weight of one column for ``lexemes`` (``sql/eval_postings.sql``): rows
-    (lexeme, doc_ords, units) in lexeme byte order."""
+    """What every weight of one column for ``lexemes`` is computed from
+    (``sql/eval_postings.sql``): rows (lexeme, idf, avgdl, doc_ords, tfs, dls, gone),
+    one per postings row of the path, in lexeme byte order."""
     statement = sql.SQL(sql_template("eval_postings")).format(
         scored=_scored(target, col, len(lexemes), entries=True),
-        entries_name=sql.Identifier(f"entries_{col}"),
+        terms_name=sql.Identifier(f"terms_{col}"),
     )
     return Query(statement, target.params(**{f"lexemes_{col}": list(lexemes)}), binary=True)

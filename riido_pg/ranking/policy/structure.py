@@ -323,9 +323,9 @@ class Structure(Scored):
         rows = np.repeat(np.arange(summed.shape[0]), np.diff(summed.indptr))
         if self.length_prior != 0:
             assert batch.lengths is not None  # read whenever a policy reads the fields
-            summed.data = summed.data * length_factors(
-                batch.lengths[summed.indices], self.length_prior
-            )
+            # a factor per document (a few thousand), then one per stored score
+            factors = length_factors(batch.lengths, self.length_prior)
+            summed.data = summed.data * factors[summed.indices]
         if batch.qualified is not None and self.name_match != 1:
             # a batch's questions x documents as a dense mask: a batch is sized to
             # at most BATCH_CELLS cells, so this is a couple of MB at most
