@@ -3,11 +3,11 @@ named ``test`` or ``tests``, or ending in ``_test`` or ``_tests``: Rust's
 ``#[cfg(test)] mod tests`` inside a source file) has kind ``test`` as a document of a
 test path does. ``riido.test_id(doc_id)`` is the rule (its Python twin:
 ``riido_pg.fields.is_test_id``); every load writes its segment's kind postings by
-the same rule (``sql/segment_fields.sql`` writes it out rather than call the function,
-since migration 0016 writes segments with that file before this revision exists). Upgrading adds the documents it newly makes tests to
-every stored segment's ``test`` kind row (creating the row where a segment had none),
-so stored snapshots rank as a new load of them would; downgrading writes the rows
-again by the path rule alone and drops the function.
+the same rule (``sql/segment_fields.sql`` writes it out rather than call the
+function, since migration 0016 writes segments with that file before this revision
+exists). Upgrading writes every stored segment's ``test`` kind row again by it, so
+stored snapshots rank as a new load of them would; downgrading writes the rows again
+by the path rule alone and drops the function.
 
 Revision ID: 0021
 Revises: 0020
