@@ -6,7 +6,9 @@ segments it shares). A function extracted from a source tree has the id
 ``PATH:QUALNAME:LINE``, so its name is its path and qualified name; any other id is
 read the same way (``c12`` names ``c 12``).
 
-A document has kind ``test`` when its path is a test path, and kind ``example`` when
+A document has kind ``test`` when its path is a test path or its qualified name lies
+in a test module (:func:`in_test_module`: Rust's ``mod tests`` inside a source file),
+and kind ``example`` when
 its path lies in a documentation, example, demo, sample or benchmark directory
 (:func:`riido_pg.extract.paths.is_doc_or_example_path`); it may have both.
 
@@ -15,8 +17,9 @@ trailing ``:LINE`` (or ``:LINE#N``) is dropped: ``Context.invoke`` in
 ``src/click/core.py:Context.invoke:740``; an id without ``:`` has none.
 
 These are the Python twins of the SQL functions ``riido.name_words``,
-``riido.test_path`` (migration ``0010``), ``riido.example_path`` (migration
-``0011``) and ``riido.qualified_words`` (migration ``0015``); every load applies
+``riido.test_id`` (migration ``0022``; ``riido.test_path`` of migration ``0010``
+for its path part), ``riido.example_path`` (migration ``0011``) and
+``riido.qualified_words`` (migration ``0015``); every load applies
 the first three in the database (``sql/segment_fields.sql``), the ranking the last;
 the tests hold them equal.
 """
@@ -33,6 +36,7 @@ __all__ = [
     "about_examples",
     "about_tests",
     "id_path",
+    "in_test_module",
     "is_example_id",
     "is_test_id",
     "name_words",
@@ -84,16 +88,31 @@ def name_words(doc_id: str) -> str:
 
 
 _LINE = re.compile(r":[0-9]+(#[0-9]+)?\Z")
+#: A container named ``test`` or ``tests``, or ending in ``_test`` or ``_tests``,
+#: somewhere above a qualified name's last part.
+_TEST_MODULE = re.compile(r"(?:\A|\.)(?:[A-Za-z0-9_]*_)?tests?\.")
+
+
+def _qualified_name(doc_id: str) -> str:
+    head = _LINE.sub("", doc_id)
+    return head.rsplit(":", 1)[1] if ":" in head else ""
 
 
 def qualified_words(doc_id: str) -> str:
     """The words of a document's qualified name (:func:`name_words` of it), or ``""``
     when its id has none: ``src/click/core.py:Context.invoke:740`` -> ``context
     invoke``."""
-    head = _LINE.sub("", doc_id)
-    if ":" not in head:
-        return ""
-    return name_words(head.rsplit(":", 1)[1])
+    qualified = _qualified_name(doc_id)
+    return name_words(qualified) if qualified else ""
+
+
+def in_test_module(doc_id: str) -> bool:
+    """Whether a document's qualified name lies in a test module: a container above
+    its last part is named ``test`` or ``tests`` or ends in ``_test`` or ``_tests``
+    (case counts), as Rust's unit tests live in ``#[cfg(test)] mod tests`` inside the
+    source file they test: ``src/uri/path.rs:tests.rejects_empty_string:641``, not
+    ``src/a.rs:test_bounds:10`` (no container) nor ``src/a.py:Tests.run:1``."""
+    return _TEST_MODULE.search(_qualified_name(doc_id)) is not None
 
 
 def id_path(doc_id: str) -> str:
@@ -102,8 +121,9 @@ def id_path(doc_id: str) -> str:
 
 
 def is_test_id(doc_id: str) -> bool:
-    """Whether a document is test code: its id's path part is a test path."""
-    return is_test_path(id_path(doc_id))
+    """Whether a document is test code: its id's path part is a test path, or its
+    qualified name lies in a test module (:func:`in_test_module`)."""
+    return is_test_path(id_path(doc_id)) or in_test_module(doc_id)
 
 
 def is_example_id(doc_id: str) -> bool:

@@ -353,3 +353,45 @@ def test_migration_0016_down_and_up_with_data(db: Database) -> None:
                 assert _ranking(conn, "g15-d", query, p, None) == _ranking(
                     conn, "g15-d-fresh", query, p, None
                 )
+
+
+def test_migration_0022_down_and_up_with_data(db: Database) -> None:
+    """Downgrading 0022 writes the test kinds again by the path rule alone (a Rust unit
+    test in ``mod tests`` is no test, so structure_bm25 ranks it first); upgrading makes
+    it a test again in the stored segments, on a base too, as a new load would."""
+    from riido_pg.server import migrate
+
+    impl = Document("src/uri/path.rs:PathAndQuery.from_shared:21", "fn from_shared empty path")
+    inline = Document("src/uri/path.rs:tests.rejects_empty:64", "fn rejects empty path from_shared")
+    test_file = Document("tests/path.rs:empty:1", "fn empty")
+    other = [Document(f"src/lib.rs:f{i}:{i}", f"fn f{i} encode header {i}") for i in range(10)]
+    query = "empty path from_shared"
+
+    def first(conn: Any, name: str) -> str:
+        return rank_snapshot(conn, name, query, policy="structure_bm25", limit=1).candidates[0].id
+
+    def tests(conn: Any) -> list[str]:
+        rows = conn.execute(
+            "SELECT d.doc_id FROM riido.postings AS p JOIN riido.documents AS d "
+            "ON d.segment_id = p.segment_id AND d.doc_ord = ANY(p.doc_ords) "
+            "WHERE p.col = 'kind' AND p.lexeme = 'test' AND d.doc_id LIKE '%%path.rs:%%'"
+        )
+        return sorted({r[0] for r in rows})
+
+    with db.connect() as conn:
+        load_snapshot(conn, "k21-a", [test_file, *other])
+        load_snapshot(conn, "k21-b", [impl, inline, test_file, *other], base="k21-a")
+        assert tests(conn) == [inline.id, test_file.id]
+        assert first(conn, "k21-b") == impl.id
+    migrate.downgrade(db.dsn, "0021")
+    with psycopg.connect(db.dsn) as conn:
+        assert tests(conn) == [test_file.id]
+    migrate.upgrade(db.dsn)
+    with db.connect() as conn:
+        assert tests(conn) == [inline.id, test_file.id]
+        assert first(conn, "k21-b") == impl.id
+        load_snapshot(conn, "k21-fresh", [impl, inline, test_file, *other], fresh=True)
+        for p in POLICIES:
+            assert _ranking(conn, "k21-b", query, p, None) == _ranking(
+                conn, "k21-fresh", query, p, None
+            ), p.name

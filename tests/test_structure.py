@@ -24,6 +24,7 @@ from riido_pg.evaluation import evaluate, store_corpus
 from riido_pg.fields import (
     about_examples,
     about_tests,
+    in_test_module,
     is_example_id,
     is_test_id,
     name_words,
@@ -225,6 +226,58 @@ def test_a_test_does_not_outrank_its_implementation_unless_asked(
     assert asked.candidates[0].id == test_id
 
 
+def _stored_tests(conn: psycopg.Connection[Any], snapshot: str) -> list[str]:
+    """The ids a snapshot's stored kind postings make tests, sorted."""
+    rows = conn.execute(
+        "SELECT d.doc_id FROM riido.postings AS p "
+        "JOIN riido.snapshot_segments AS s USING (segment_id) "
+        "JOIN riido.documents AS d ON d.segment_id = p.segment_id "
+        "AND d.doc_ord = ANY(p.doc_ords) "
+        "WHERE s.snapshot_id = %s AND p.col = 'kind' AND p.lexeme = 'test'",
+        (snapshot,),
+    )
+    return sorted(r[0] for r in rows)
+
+
+def test_a_load_stores_the_kinds_of_the_python_rule(db: Database) -> None:
+    """sql/segment_fields.sql writes the test rule out (migration 0016 runs it before
+    riido.test_id exists): the kinds a load stores are those of is_test_id."""
+    ids = sorted({i for i in _SAMPLE_IDS if i})
+    with db.connect() as conn:
+        load_snapshot(conn, "st-kinds", [Document(i, f"text {n}") for n, i in enumerate(ids)])
+        stored = _stored_tests(conn, "st-kinds")
+    assert stored == [i for i in ids if is_test_id(i)]
+    assert any(in_test_module(i) for i in ids) and any(not is_test_id(i) for i in ids)
+
+
+def test_a_rust_unit_test_module_is_a_test(db: Database) -> None:
+    """A function of ``mod tests`` inside a source file gets the test prior (its kind
+    is stored at load) unless the question is about tests."""
+    implementation = Document(
+        "src/uri/path.rs:PathAndQuery.from_shared:21",
+        "pub fn from_shared(src: Bytes) -> Result<Self, InvalidUri> {\n"
+        "    let mut query = NONE;\n    scan_path_and_query(&src)?\n}",
+    )
+    inline = Document(
+        "src/uri/path.rs:tests.rejects_empty_string:641",
+        "fn rejects_empty_string() {\n    // an empty path: from_shared rejects it\n"
+        "    assert!(PathAndQuery::from_shared(Bytes::new()).is_err());\n}",
+    )
+    other = [
+        Document(f"src/lib.rs:f{i}:{i}", f"fn f{i}() {{ encode header {i} }}") for i in range(20)
+    ]
+    query = "reject an empty path in from_shared"
+    with db.connect() as conn:
+        load_snapshot(conn, "st-rust", [implementation, inline, *other])
+        assert _stored_tests(conn, "st-rust") == [inline.id]
+        plain = [c.id for c in rank_snapshot(conn, "st-rust", query, policy=BM25).candidates]
+        assert plain.index(inline.id) < plain.index(implementation.id)  # bm25: the test first
+        structured = rank_snapshot(conn, "st-rust", query, policy=STRUCTURE_BM25, limit=1)
+        assert structured.candidates[0].id == implementation.id
+        asked = rank_snapshot(conn, "st-rust", f"test {query}", policy=STRUCTURE_BM25, limit=1)
+        assert asked.candidates[0].id == inline.id
+
+
 def test_example_code_does_not_outrank_the_code_it_shows_unless_asked(
     conn: psycopg.Connection[Any], corpus: list[Document]
 ) -> None:
@@ -255,30 +308,53 @@ def test_kinds() -> None:
     assert is_example_id("examples/app.go:main:1") and not is_example_id("example.py:f:1")
     assert not is_example_id("src/docs.py:f:1") and not is_example_id("docs")
     assert is_test_id("docs/examples/tests/test_demo.py:t:1")
+    # Rust's unit tests: a container named test(s) or *_test(s) above the last part
+    for inline in (
+        "src/uri/path.rs:tests.rejects_empty_string:641",
+        "src/header/value.rs:try_from_header_name_tests.it_converts:572",
+        "src/method.rs:test.test_extension_method:462",
+        "src/a.rs:outer.tests.inner.f:3#2",
+        "lib.rs:unit_test.f:1",
+    ):
+        assert in_test_module(inline) and is_test_id(inline), inline
+    for plain in (
+        "src/header/map.rs:test_bounds:3876",  # no container: a name alone decides nothing
+        "riido_pg/fields.py:test_path:1",
+        "src/a.py:Tests.run:1",  # case counts
+        "src/a.rs:contests.f:1",
+        "src/a.rs:tests:1",
+        "tests.f",  # no qualified name
+        "src/a.rs:latest.f:1",
+    ):
+        assert not in_test_module(plain), plain
 
+
+_SAMPLE_IDS = [
+    "src/flask/json/__init__.py:jsonify:150",
+    "tests/test_json.py:test_jsonify_basic_types:30",
+    "pkg/parser_test.go:TestParse:1",
+    "web/button.spec.jsx:render:2",
+    "getHTTPResponseCode",
+    "conftest.py:app:1",
+    "a/testing/b.py",
+    "docs/conf.py:setup:1",
+    "examples//demo.py:main:1",
+    "src/examples:x",
+    "/benchmarks/b.py:run:1",
+    "samples/",
+    "click/testing.py:CliRunner.invoke:10",
+    "x.test.ts:f:1",
+    "ParserTests.cs:M:1",
+    "src/uri/path.rs:tests.rejects_empty_string:641",
+    "src/a.rs:outer.unit_tests.f:3#2",
+    "src/a.rs:test_bounds:10",
+    "a:b:tests.c",
+    "",
+]
 
 names = st.text(
     alphabet=st.sampled_from("aAbBzZ09_-./:é $\n"), min_size=1, max_size=30
-) | st.sampled_from(
-    [
-        "src/flask/json/__init__.py:jsonify:150",
-        "tests/test_json.py:test_jsonify_basic_types:30",
-        "pkg/parser_test.go:TestParse:1",
-        "web/button.spec.jsx:render:2",
-        "getHTTPResponseCode",
-        "conftest.py:app:1",
-        "a/testing/b.py",
-        "docs/conf.py:setup:1",
-        "examples//demo.py:main:1",
-        "src/examples:x",
-        "/benchmarks/b.py:run:1",
-        "samples/",
-        "click/testing.py:CliRunner.invoke:10",
-        "x.test.ts:f:1",
-        "ParserTests.cs:M:1",
-        "",
-    ]
-)
+) | st.sampled_from(_SAMPLE_IDS)
 
 
 @settings(
@@ -289,7 +365,7 @@ def test_the_sql_fields_equal_their_python_twins(
     conn: psycopg.Connection[Any], ids: list[str]
 ) -> None:
     rows = conn.execute(
-        "SELECT riido.name_words(i), riido.test_path(split_part(i, ':', 1)), "
+        "SELECT riido.name_words(i), riido.test_id(i), "
         "riido.example_path(split_part(i, ':', 1)), riido.qualified_words(i) "
         "FROM unnest(%s::text[]) WITH ORDINALITY AS u(i, n) ORDER BY n",
         (ids,),

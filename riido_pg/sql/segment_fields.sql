@@ -3,8 +3,9 @@
 -- name: the lexemes of each document's name (riido.name_words of its id: a function's
 -- path and qualified name) under the load's text search configuration, with tf and dl
 -- as segment_postings.sql keeps them for the body's columns. kind: one row, lexeme
--- 'test', listing the documents whose id's path part is a test path
--- (riido.test_path), and one, lexeme 'example', listing those whose path part lies in
+-- 'test', listing the documents whose id's path part is a test path or whose
+-- qualified name lies in a test module (riido.test_id of migration 0022, written out
+-- here: migration 0016 writes segments with this file before 0022 exists), and one, lexeme 'example', listing those whose path part lies in
 -- a documentation, example or benchmark directory (riido.example_path). Both read the load's numbered {stage} like the body's postings,
 -- and depend on nothing but the document id: a segment serves every snapshot holding
 -- it.
@@ -40,7 +41,10 @@ tested AS (
     SELECT %(segment)s::uuid, 'kind', 'test', array_agg(s.doc_ord ORDER BY s.doc_ord),
            array_agg(1::smallint), array_agg(1)
     FROM {stage} AS s
-    WHERE s.load = %(load)s AND riido.test_path(split_part(s.doc_id, ':', 1))
+    WHERE s.load = %(load)s
+      AND (riido.test_path(split_part(s.doc_id, ':', 1))
+           OR regexp_replace(s.doc_id, ':[0-9]+(#[0-9]+)?$', '')
+              ~ ':([^:]*[.])?([A-Za-z0-9_]*_)?tests?[.][^:]*$')
     HAVING count(*) > 0
     RETURNING 1
 )
