@@ -291,9 +291,10 @@ class Composed(Exception):
 
 #: The largest limit the one statement ranks. It gives the same ranking at any limit
 #: (none: every document), but past the first hundreds it is the slower path: at
-#: 31,000 functions (2026-12-06, bench_sql_search.py beside rank_composed) its p50 at
-#: limit 100 was 0.72-0.93x the composed path's, at 1,000 0.75-1.31x (the interleaves
-#: slower), at 5,000 1.24-1.37x and for every document 1.24-1.29x.
+#: 31,000 functions (2026-12-06, bench/bench_sql_search.py) riido.search at k 1,000
+#: took 1.10-1.22x the composed path's time per query for the single lists and the
+#: interleaves, and ranking every document 1.24-1.29x (docs/search-from-sql.md
+#: "Speed").
 SQL_MAX_LIMIT = 100
 
 
