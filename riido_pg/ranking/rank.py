@@ -6,15 +6,16 @@ The ranking is a plan (:mod:`riido_pg.server.plans`), in one of two shapes:
   SQL function ``riido.search`` (docs/search-from-sql.md), which ranks inside the
   database and returns every field of the :class:`Ranking`. :func:`rank_snapshot`
   (and :mod:`riido_pg.aio`'s) runs it whenever it gives the same ranking
-  (:func:`in_sql`: a policy it runs, with its parameters' installed values);
+  (:func:`in_sql`: a policy it runs, with its parameters' installed values, and a
+  limit of at most :data:`SQL_MAX_LIMIT`);
 * **composed** (:func:`snapshot_ranking_plan`, the reference implementation): the
   snapshot's row, the query's terms, :func:`~riido_pg.ranking.policies.resolve` for
   the policy that actually runs, its combiner's statements, then the ids and scores
   the result shows that the combiner did not read. It ranks everything else (other
-  parameter values, the learned policies, a policy an application registered, the
-  caller's documents of :func:`rank_documents`), answers the errors the one statement
-  raises in its own words (:class:`Composed`), and tests/test_sql_search.py holds the
-  two to the same rankings.
+  parameter values, larger limits and none, the learned policies, a policy an
+  application registered, the caller's documents of :func:`rank_documents`),
+  answers the errors the one statement raises in its own words (:class:`Composed`),
+  and tests/test_sql_search.py holds the two to the same rankings.
 
 :func:`rank_snapshot` and :func:`rank_documents` run them on a psycopg connection;
 :mod:`riido_pg.aio` runs the same plans on an asyncio one. With ``limit=K`` each list
@@ -291,9 +292,10 @@ class Composed(Exception):
 
 #: The largest limit the one statement ranks. It gives the same ranking at any limit
 #: (none: every document), but past the first hundreds it is the slower path: at
-#: 31,000 functions (2026-12-06, bench_sql_search.py beside rank_composed) its p50 at
-#: limit 100 was 0.72-0.93x the composed path's, at 1,000 0.75-1.31x (the interleaves
-#: slower), at 5,000 1.24-1.37x and for every document 1.24-1.29x.
+#: 31,000 functions (2026-12-06, bench/bench_sql_search.py) riido.search at k 1,000
+#: took 1.10-1.22x the composed path's time per query for the single lists and the
+#: interleaves, and ranking every document 1.24-1.29x (docs/search-from-sql.md
+#: "Speed").
 SQL_MAX_LIMIT = 100
 
 
@@ -389,8 +391,10 @@ def rank_snapshot(
     fused policy's ``weight``); ``model`` names the learned hint source of
     ``model_hints_baseline_first`` (the snapshot must have been loaded with it).
 
-    Runs in one read-only repeatable-read transaction, so a concurrent ``replace``
-    is seen entirely or not at all (inside a caller's transaction: in that one).
+    Runs as one statement (``riido.search_ranked``, when it ranks alike: the module
+    docstring) or in one read-only repeatable-read transaction, so a concurrent
+    ``replace`` is seen entirely or not at all (inside a caller's transaction: in a
+    savepoint of that one).
     """
     given = policy_params(fused_weight, params)
     opts = RankOptions.check(query, policy, limit, hints, given, model)
