@@ -30,10 +30,10 @@ from riido_pg.corpora.history import (
 from riido_pg.corpora.history.output import written_corpus
 from riido_pg.corpora.history.paths import is_test_or_doc
 from riido_pg.corpora.history.subjects import RULES_VERSION, clean_subject, judge_subject
-from riido_pg.corpora.history.targets import Span, innermost
 from riido_pg.errors import InvalidCorpus, InvalidInput, OutputError
 from riido_pg.extract import Function, is_doc_or_example_path, is_test_path, iter_functions
 from riido_pg.extract.git import NotARepository, UnknownRevision
+from riido_pg.extract.spans import Span, innermost
 
 APP = """import os
 

@@ -4,7 +4,7 @@ A function of revision R is *recent* when git's diff between R and its first-par
 ancestor :data:`RECENT_COMMITS` commits back (or the oldest first-parent ancestor
 the repository holds, when R has fewer: a young repository or a shallow clone)
 touches its lines on R's side, by the rules a history corpus finds a commit's
-targets with (:mod:`riido_pg.corpora.history.targets`): each changed line counts
+targets with (:mod:`riido_pg.extract.spans`): each changed line counts
 for the innermost function containing it, and lines removed since count for the
 innermost function containing both neighbours of where they were. A commit with no
 parent has no recent function.
@@ -18,13 +18,14 @@ added since the ancestor is all changed lines. Only a load of a revision
 
 from __future__ import annotations
 
-import bisect
-from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from riido_pg.extract.spans import function_spans, touched
+
 if TYPE_CHECKING:
+    from riido_pg.corpora.history.diffs import OldSide
     from riido_pg.extract.model import Function
 
 __all__ = ["RECENT_COMMITS", "RecentLines", "recent_lines"]
@@ -36,44 +37,32 @@ RECENT_COMMITS = 21
 
 @dataclass(slots=True)
 class RecentLines:
-    """R's lines changed since the ancestor, per path relative to the directory
-    read, and the functions seen in those files (:meth:`see`) until :meth:`ids`."""
+    """What the diff changed on R's side, per path relative to the directory read,
+    and the functions seen in those files (:meth:`see`) until :meth:`ids`."""
 
-    #: path -> R's changed lines, and the lines after which lines were removed.
-    lines: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = field(default_factory=dict)
-    _seen: dict[str, list[tuple[int, int, str]]] = field(default_factory=lambda: defaultdict(list))
+    sides: dict[str, OldSide] = field(default_factory=dict)
+    _seen: dict[str, list[Function]] = field(default_factory=dict)
 
     def see(self, function: Function) -> None:
         """Note a function the load keeps (only those of changed files are kept)."""
         path = function.metadata["path"]
-        if path in self.lines:
-            first = _first_line(function)
-            self._seen[path].append((first, function.metadata["end_line"], function.id))
+        if path in self.sides:
+            self._seen.setdefault(path, []).append(function)
 
     def ids(self) -> frozenset[str]:
-        """The ids of the recent functions among those seen."""
-        found: set[str] = set()
-        for path, spans in self._seen.items():
-            spans.sort(key=lambda s: (s[0], -s[1]))
-            firsts = [s[0] for s in spans]
-            changed, removed = self.lines[path]
-            probes = [(n, n) for n in changed] + [(n, n + 1) for n in removed]
-            for low, high in probes:
-                i = bisect.bisect_right(firsts, low)
-                while i > 0:  # the innermost span holding low ... high
-                    i -= 1
-                    if spans[i][1] >= high:
-                        found.add(spans[i][2])
-                        break
-        return frozenset(found)
-
-
-def _first_line(function: Function) -> int:
-    """The first line of a function's document text (its leading comments,
-    decorators or annotations), as a history corpus's targets count it."""
-    text = function.text[:-1] if function.text.endswith("\n") else function.text
-    first = function.metadata["end_line"] - text.count("\n")
-    return min(first, function.metadata["start_line"])
+        """The ids of the recent functions among those seen: the innermost function
+        of each changed line, as a history corpus finds its targets
+        (:func:`~riido_pg.extract.spans.touched`)."""
+        return frozenset(
+            span.function.id
+            for path, functions in self._seen.items()
+            for span in touched(
+                function_spans(functions),
+                self.sides[path].lines,
+                self.sides[path].insertions,
+                lambda _: True,
+            )
+        )
 
 
 def recent_lines(root: Path, rev: str, commits: int = RECENT_COMMITS) -> RecentLines:
@@ -92,9 +81,10 @@ def recent_lines(root: Path, rev: str, commits: int = RECENT_COMMITS) -> RecentL
         return RecentLines()
     ancestor = chain[-1].decode("ascii")
     prefix = repository.prefix
-    lines: dict[str, tuple[tuple[int, ...], tuple[int, ...]]] = {}
-    for side in changed_old_sides(repository, commit, ancestor):
-        if not side.path.startswith(prefix) or not (side.lines or side.insertions):
-            continue
-        lines[side.path[len(prefix) :]] = (side.lines, side.insertions)
-    return RecentLines(lines)
+    return RecentLines(
+        {
+            side.path[len(prefix) :]: side
+            for side in changed_old_sides(repository, commit, ancestor)
+            if side.path.startswith(prefix) and (side.lines or side.insertions)
+        }
+    )

@@ -28,9 +28,7 @@ extracted whole.
 
 from __future__ import annotations
 
-import bisect
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable
 
 from riido_pg.corpora.history.diffs import OldSide
 from riido_pg.corpora.history.paths import is_test_or_doc
@@ -38,54 +36,15 @@ from riido_pg.extract.api import DEFAULT_MAX_FILE_BYTES, file_functions
 from riido_pg.extract.documents import unindexable
 from riido_pg.extract.languages import language_of
 from riido_pg.extract.model import Function
+from riido_pg.extract.spans import Span, function_spans, touched
 from riido_pg.extract.stats import ExtractStats
 from riido_pg.extract.walk import PathFinder, Tree
 
-__all__ = ["MissingObjects", "Span", "function_spans", "innermost", "old_side_targets"]
+__all__ = ["MissingObjects", "old_side_targets"]
 
 
 class MissingObjects(Exception):
     """A blob the question needs is not in the repository."""
-
-
-@dataclass(frozen=True, slots=True)
-class Span:
-    """A function's lines, 1-based and inclusive."""
-
-    first: int
-    last: int
-    function: Function
-
-
-def _first_line(function: Function) -> int:
-    text = function.text[:-1] if function.text.endswith("\n") else function.text
-    first = function.metadata["end_line"] - text.count("\n")
-    return min(first, function.metadata["start_line"])
-
-
-def function_spans(functions: Iterable[Function]) -> list[Span]:
-    """The spans of a file's functions, sorted by first line (outer before inner)."""
-    spans = [Span(_first_line(f), f.metadata["end_line"], f) for f in functions]
-    spans.sort(key=lambda s: (s.first, -s.last))
-    return spans
-
-
-def innermost(
-    spans: Sequence[Span],
-    firsts: Sequence[int],
-    low: int,
-    high: int,
-    keep: Callable[[Span], bool],
-) -> Span | None:
-    """The innermost span containing lines ``low`` … ``high`` among those ``keep``
-    accepts (``firsts``: the spans' first lines, for bisection)."""
-    i = bisect.bisect_right(firsts, low)
-    while i > 0:
-        i -= 1
-        span = spans[i]
-        if span.last >= high and keep(span):
-            return span
-    return None
 
 
 def _eligible(function: Function) -> bool:
@@ -126,12 +85,8 @@ def old_side_targets(
         if stats.skipped_unreadable:
             raise MissingObjects(side.path)
         spans = function_spans(functions)
-        firsts = [s.first for s in spans]
-        probes = [(line, line) for line in side.lines]
-        probes += [(after, after + 1) for after in side.insertions]
-        for low, high in probes:
-            span = innermost(spans, firsts, low, high, is_document)
-            if span is not None and _eligible(span.function):
+        for span in touched(spans, side.lines, side.insertions, is_document):
+            if _eligible(span.function):
                 targets.add(span.function.id)
                 if len(targets) > limit:
                     return targets
