@@ -54,11 +54,12 @@ from riido_pg.ranking.terms import QueryTerms
 from riido_pg.resources import sql_text
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import read_transaction, translated
+from riido_pg.server.plans import Query
 from riido_pg.splitting import split_identifiers
 from riido_pg.storage.snapshots import Snapshot
 from riido_pg.storage.staging import Progress
 
-if TYPE_CHECKING:  # imported where used: see riido_pg.evaluation.preload
+if TYPE_CHECKING:  # imported where used: see riido_pg.background
     import scipy.sparse as sp
 
 BoolArray = npt.NDArray[np.bool_]
@@ -301,12 +302,9 @@ def _qualified(rows: list[Any], docs: Documents, terms: Sequence[QueryTerms]) ->
     return counts
 
 
-def _send_kind_docs(
-    conn: Conn, snap: Snapshot, docs: Documents, kind: str
-) -> Callable[[], BoolArray]:
-    """Per document place: is it of this kind (the snapshot's kind postings)? The
-    statement is sent now; the call returned reads it."""
-    query = bm25_sql.kind_ords(snap.target, kind)
+def _send_mask(conn: Conn, query: Query, docs: Documents) -> Callable[[], BoolArray]:
+    """Per document place: is it among the doc_ords ``query`` returns (one row, one
+    array)? The statement is sent now; the call returned reads it."""
     cursor = conn.execute(query.statement, query.params)
 
     def read() -> BoolArray:
@@ -316,18 +314,20 @@ def _send_kind_docs(
     return read
 
 
+def _send_kind_docs(
+    conn: Conn, snap: Snapshot, docs: Documents, kind: str
+) -> Callable[[], BoolArray]:
+    """Per document place: is it of this kind (the snapshot's kind postings)?"""
+    return _send_mask(conn, bm25_sql.kind_ords(snap.target, kind), docs)
+
+
 def _send_recent_docs(conn: Conn, snap: Snapshot, docs: Documents) -> Callable[[], BoolArray]:
     """Per document place: did the snapshot's revision change it recently
-    (``riido.snapshots.recent``)? The statement is sent now; the call returned reads it."""
-    cursor = conn.execute(
+    (``riido.snapshots.recent``)?"""
+    recent = Query(
         "SELECT s.recent FROM riido.snapshots AS s WHERE s.snapshot_id = %s", (snap.snapshot_id,)
     )
-
-    def read() -> BoolArray:
-        row = cursor.fetchone()
-        return docs.mask(row[0] if row is not None else [])
-
-    return read
+    return _send_mask(conn, recent, docs)
 
 
 def rank_prepared(

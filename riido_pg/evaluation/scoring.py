@@ -36,7 +36,7 @@ from riido_pg.server.connect import Conn
 from riido_pg.storage.fragments import HELD
 from riido_pg.storage.snapshots import Snapshot
 
-if TYPE_CHECKING:  # imported where used: see riido_pg.evaluation.preload
+if TYPE_CHECKING:  # imported where used: see riido_pg.background
     import scipy.sparse as sp
 
 __all__ = [
