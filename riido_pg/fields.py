@@ -8,7 +8,9 @@ read the same way (``c12`` names ``c 12``).
 
 A document has kind ``test`` when its path is a test path or its qualified name lies
 in a test module (:func:`in_test_module`: Rust's ``mod tests`` inside a source file),
-and kind ``example`` when
+or it is a Rust function its attributes mark as a test (:func:`is_test_document`:
+``#[test]``, ``#[tokio::test]``, ``#[cfg(test)]``, read from the text's leading
+attributes), and kind ``example`` when
 its path lies in a documentation, example, demo, sample or benchmark directory
 (:func:`riido_pg.extract.paths.is_doc_or_example_path`); it may have both.
 
@@ -18,7 +20,8 @@ trailing ``:LINE`` (or ``:LINE#N``) is dropped: ``Context.invoke`` in
 
 These are the Python twins of the SQL functions ``riido.name_words``,
 ``riido.test_id`` (migration ``0022``; ``riido.test_path`` of migration ``0010``
-for its path part), ``riido.example_path`` (migration ``0011``) and
+for its path part), ``riido.test_document`` (migration ``0023``: ``riido.test_id``
+or the Rust attribute rule), ``riido.example_path`` (migration ``0011``) and
 ``riido.qualified_words`` (migration ``0015``); every load applies
 the first three in the database (``sql/segment_fields.sql``), the ranking the last;
 the tests hold them equal.
@@ -32,15 +35,18 @@ from riido_pg.extract.paths import DOC_OR_EXAMPLE_DIRS, is_doc_or_example_path, 
 
 __all__ = [
     "EXAMPLE_WORDS",
+    "TEST_ATTRIBUTE",
     "TEST_WORDS",
     "about_examples",
     "about_tests",
     "id_path",
     "in_test_module",
     "is_example_id",
+    "is_test_document",
     "is_test_id",
     "name_words",
     "qualified_words",
+    "test_attributes",
 ]
 
 _STEPS = (
@@ -124,6 +130,37 @@ def is_test_id(doc_id: str) -> bool:
     """Whether a document is test code: its id's path part is a test path, or its
     qualified name lies in a test module (:func:`in_test_module`)."""
     return is_test_path(id_path(doc_id)) or in_test_module(doc_id)
+
+
+#: A Rust function's test attribute, as a regular expression that Python's ``re`` and
+#: PostgreSQL (``riido.test_document``, migration 0023) read alike: among the text's
+#: leading lines (blank, comment or attribute lines, before the first line of code),
+#: a line opening with an attribute whose path ends in ``test`` (``#[test]``,
+#: ``#[tokio::test(flavor = "multi_thread")]``, ``#[rstest]``,
+#: ``#[wasm_bindgen_test]``) or with ``#[cfg(test)]``.
+TEST_ATTRIBUTE = (
+    r"^(?:[ \t]*(?://|/\*|\*|#!?\[)[^\n]*\n|[ \t]*\n)*"
+    r"[ \t]*#\[[ \t]*(?:(?:[A-Za-z_][A-Za-z0-9_]*[ \t]*::[ \t]*)*[A-Za-z0-9_]*test[ \t]*[](]"
+    r"|cfg[ \t]*\([ \t]*test[ \t]*\)[ \t]*\])"
+)
+_TEST_ATTRIBUTE = re.compile(TEST_ATTRIBUTE)
+
+
+def test_attributes(text: str) -> bool:
+    """Whether a Rust function's text carries a test attribute among its leading
+    lines (:data:`TEST_ATTRIBUTE`): ``#[test]``, any attribute path ending in
+    ``test`` (``#[tokio::test]``, ``#[rstest]``), or ``#[cfg(test)]``; an attribute
+    inside the body (below the first line of code) does not count."""
+    return _TEST_ATTRIBUTE.match(text) is not None
+
+
+def is_test_document(doc_id: str, text: str) -> bool:
+    """Whether a document is test code: :func:`is_test_id`, or its id's path part
+    ends in ``.rs`` and its text carries a test attribute (:func:`test_attributes`:
+    Rust's ``#[test]`` functions outside any test module)."""
+    if is_test_id(doc_id):
+        return True
+    return id_path(doc_id).endswith(".rs") and test_attributes(text)
 
 
 def is_example_id(doc_id: str) -> bool:

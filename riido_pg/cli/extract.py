@@ -67,8 +67,8 @@ NoTestsOpt = Annotated[
     typer.Option(
         "--no-tests",
         help="Leave out test code: directories named test, tests, testing, testdata, "
-        "__tests__ or spec, and files such as test_*.py, *_test.go, *.test.ts, *.spec.js, "
-        "FooTest.java.",
+        "__tests__ or spec, files such as test_*.py, *_test.go, *.test.ts, *.spec.js, "
+        "FooTest.java, and Rust tests in other files (mod tests, #[test]).",
     ),
 ]
 
@@ -79,8 +79,12 @@ def tree_notes(stats: ExtractStats, *, debug: bool = False) -> None:
     then which functions had words too long to index (a few of them); with ``debug``,
     every file or function left out, with its reason."""
     line = stats.describe()
-    if stats.test_functions:
-        line += f"; {stats.test_functions} of them in test files (--no-tests leaves them out)"
+    if stats.test_functions or stats.inline_tests:
+        parts = [f"{stats.test_functions} of them in test files"] if stats.test_functions else []
+        if stats.inline_tests:
+            inline = f"{stats.inline_tests} {'test' if stats.inline_tests == 1 else 'tests'}"
+            parts.append(f"{inline} {'in' if parts else 'of them in'} other files")
+        line += f"; {' and '.join(parts)} (--no-tests leaves them out)"
     note(line)
     ids = stats.unindexable_ids
     if ids:

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from riido_pg.api import visible
-from riido_pg.cli.extract import ExcludeOpt, LangOpt
+from riido_pg.cli.extract import ExcludeOpt, LangOpt, NoTestsOpt
 from riido_pg.cli.options import whole_number
 from riido_pg.cli.progress import progress_bar
 
@@ -60,6 +60,7 @@ def corpus_history(
     ] = None,
     lang: LangOpt = None,
     exclude: ExcludeOpt = None,
+    no_tests: NoTestsOpt = False,
     max_targets: Annotated[
         int,
         typer.Option(
@@ -96,6 +97,7 @@ def corpus_history(
         until=until,
         langs=lang or None,
         excludes=exclude or (),
+        no_tests=no_tests,
         name=name,
     )
     with progress_bar() as progress:  # commits read, questions found of N

@@ -141,13 +141,18 @@ def file_functions(
     max_file_bytes: int,
     stats: ExtractStats,
     cache: FileCache | None = None,
+    no_tests: bool = False,
 ) -> list[Function]:
     """The functions of one file the walk listed, counted in ``stats`` as the walk
     counts them (its name, language, reading, nesting and ids: the module docstring's
     order), except ``files_seen``, which the caller counts. A file ``cache`` holds is
-    not read again."""
-    # Imported here: the parsers load only once functions are really wanted.
+    not read again. ``no_tests`` leaves out the test functions of a file outside test
+    paths (:func:`riido_pg.fields.is_test_document`: Rust's ``mod tests`` and
+    ``#[test]`` functions); the caller leaves out test paths."""
+    # Imported here: the parsers load only once functions are really wanted (and
+    # riido_pg.fields imports this package's paths).
     from riido_pg.extract.functions import MAX_NESTING
+    from riido_pg.fields import is_test_document
 
     language_name = _language(entry.rel, selected)
     if isinstance(language_name, Skipped):
@@ -176,6 +181,11 @@ def file_functions(
         if len(function.id.encode("utf-8")) > MAX_ID_BYTES:
             _long_id(stats, entry.rel)
             continue
+        if not in_tests and is_test_document(function.id, function.text):
+            if no_tests:
+                stats.inline_tests_left_out += 1
+                continue
+            stats.inline_tests += 1
         stats.functions += 1
         stats.test_functions += in_tests
         functions.append(function)
@@ -288,4 +298,4 @@ def _generate(
             stats.files_seen += 1
             if on_file is not None:
                 on_file(entry.rel)
-            yield from file_functions(tree, entry, selected, max_file_bytes, stats, cache)
+            yield from file_functions(tree, entry, selected, max_file_bytes, stats, cache, no_tests)

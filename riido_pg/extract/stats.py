@@ -84,6 +84,11 @@ class ExtractStats:
     test_functions_left_out: int = 0
     #: Of ``functions``, those in a test path.
     test_functions: int = 0
+    #: Of ``functions``, test functions outside test paths (in a test module or with
+    #: a test attribute: :func:`riido_pg.fields.is_test_document`).
+    inline_tests: int = 0
+    #: Such functions ``no_tests`` left out.
+    inline_tests_left_out: int = 0
     #: Vendored or generated directories and minified files.
     skipped_vendored: int = 0
     #: Symbolic links (never followed).
@@ -152,6 +157,11 @@ class ExtractStats:
         if self.tests.code:
             left = _count(self.test_functions_left_out, "function", "functions")
             line += f"; --no-tests left out {_count(self.tests.code, 'file', 'files')} ({left})"
+        if self.inline_tests_left_out:
+            inline = _count(self.inline_tests_left_out, "test", "tests")
+            line += ("; --no-tests left out " if not self.tests.code else " and ") + (
+                f"{inline} in other files"
+            )
         return line
 
     def no_functions(self, root: object) -> str:

@@ -4,11 +4,14 @@
 -- path and qualified name) under the load's text search configuration, with tf and dl
 -- as segment_postings.sql keeps them for the body's columns. kind: one row, lexeme
 -- 'test', listing the documents whose id's path part is a test path or whose
--- qualified name lies in a test module (riido.test_id of migration 0022, written out
--- here: migration 0016 writes segments with this file before 0022 exists), and one, lexeme 'example', listing those whose path part lies in
+-- qualified name lies in a test module, or Rust functions (a .rs path part) whose
+-- text's leading lines carry a test attribute (riido.test_document of migration
+-- 0023 over the id and the stored text, its regular expression
+-- riido_pg.fields.TEST_ATTRIBUTE; written out here: migration 0016 writes segments
+-- with this file before 0022 exists), and one, lexeme 'example', listing those whose path part lies in
 -- a documentation, example or benchmark directory (riido.example_path). Both read the load's numbered {stage} like the body's postings,
--- and depend on nothing but the document id: a segment serves every snapshot holding
--- it.
+-- and depend on nothing but the document id and its text: a segment serves every
+-- snapshot holding it.
 -- The name rows list the documents the load drops from its base as
 -- segment_postings.sql does ({gone}: their names' lexemes).
 -- Parameters: %(segment)s, %(load)s, %(text_config)s, and those of gone_lexemes.sql
@@ -44,7 +47,12 @@ tested AS (
     WHERE s.load = %(load)s
       AND (riido.test_path(split_part(s.doc_id, ':', 1))
            OR regexp_replace(s.doc_id, ':[0-9]+(#[0-9]+)?$', '')
-              ~ ':([^:]*[.])?([A-Za-z0-9_]*_)?tests?[.][^:]*$')
+              ~ ':([^:]*[.])?([A-Za-z0-9_]*_)?tests?[.][^:]*$'
+           OR (right(split_part(s.doc_id, ':', 1), 3) = '.rs'
+               AND EXISTS (
+                   SELECT 1 FROM riido.texts AS t
+                   WHERE t.key = s.text_key
+                     AND t.body ~ '^(?:[ \t]*(?://|/\*|\*|#!?\[)[^\n]*\n|[ \t]*\n)*[ \t]*#\[[ \t]*(?:(?:[A-Za-z_][A-Za-z0-9_]*[ \t]*::[ \t]*)*[A-Za-z0-9_]*test[ \t]*[](]|cfg[ \t]*\([ \t]*test[ \t]*\)[ \t]*\])')))
     HAVING count(*) > 0
     RETURNING 1
 )

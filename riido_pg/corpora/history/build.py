@@ -65,6 +65,9 @@ class HistoryOptions:
     until: str | None = None
     langs: Sequence[str] | None = None
     excludes: Sequence[str] = ()
+    #: Snapshots leave out test code (``load --no-tests``): test paths, and test
+    #: functions in other files (Rust's ``mod tests`` and ``#[test]`` functions).
+    no_tests: bool = False
     #: The repository's label in ids (default: its directory's name).
     name: str | None = None
 
@@ -209,6 +212,7 @@ def build(
         langs=tuple(sorted(selected)) if options.langs is not None else None,
         excludes=tuple(excludes),
         info_exclude=info_exclude_lines(repository),
+        no_tests=options.no_tests,
     )
     stats = HistoryStats()
     questions: list[HistoryQuestion] = []

@@ -9,7 +9,8 @@ A directory written by ``riido-pg corpus history`` holds three files:
   ``range`` (``until``/``since`` as given and the commits they named), ``options``
   (``max``, ``max_targets``), ``extraction`` (``lang``, ``exclude``,
   ``info_exclude``: the repository's ``info/exclude`` lines in force when it was
-  built; ``digest``: null for the defaults), ``counts`` (``commits`` read,
+  built; ``no_tests``: true, only when built with ``--no-tests``; ``digest``: null
+  for the defaults), ``counts`` (``commits`` read,
   ``questions``, ``targets``, ``snapshots``, ``skipped`` by reason: ``questions``
   plus every skipped count is ``commits``), ``files`` (the sha256 of the two other
   files) and ``snapshots`` (snapshot id → the full id of its commit);
@@ -24,7 +25,7 @@ A directory written by ``riido-pg corpus history`` holds three files:
 ``queries.jsonl`` and ``qrels/test.tsv`` are BEIR's; there is no ``corpus.jsonl``
 (it would have to hold every snapshot): the documents of snapshot ``S`` are the tree
 of ``snapshots[S]`` in the repository, extracted as ``riido-pg load S REPO --rev
-COMMIT`` with ``extraction``'s ``--lang``/``--exclude``
+COMMIT`` with ``extraction``'s ``--lang``/``--exclude``/``--no-tests``
 (:func:`~riido_pg.corpora.history.snapshots.snapshot_documents`). A snapshot id is
 ``<name>@<12 hex of the commit>``, with ``-<digest>`` (8 hex) appended when the
 extraction options are not the defaults.
@@ -73,27 +74,33 @@ _HEX = frozenset("0123456789abcdef")
 
 @dataclass(frozen=True)
 class Extraction:
-    """How every snapshot of a corpus is extracted (``--lang``, ``--exclude``) and
-    the repository's ``info/exclude`` lines in force."""
+    """How every snapshot of a corpus is extracted (``--lang``, ``--exclude``,
+    ``--no-tests``) and the repository's ``info/exclude`` lines in force."""
 
     langs: tuple[str, ...] | None = None
     excludes: tuple[str, ...] = ()
     info_exclude: tuple[str, ...] = ()
+    #: Leave out test code (test paths, and test functions in other files).
+    no_tests: bool = False
 
     @property
     def digest(self) -> str | None:
         """8 hex digits naming the options, or None for the defaults."""
         if self.langs is None and not self.excludes and not self.info_exclude:
-            return None
+            if not self.no_tests:
+                return None
         text = json.dumps(self._fields(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
     def _fields(self) -> dict[str, Any]:
-        return {
+        fields: dict[str, Any] = {
             "exclude": list(self.excludes),
             "info_exclude": list(self.info_exclude),
             "lang": list(self.langs) if self.langs is not None else None,
         }
+        if self.no_tests:  # absent when false: the digests of earlier corpora stand
+            fields["no_tests"] = True
+        return fields
 
     def to_json(self) -> dict[str, Any]:
         return {**self._fields(), "digest": self.digest}
@@ -219,6 +226,12 @@ def _strings(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
+def _flag(value: Any, where: str) -> bool:
+    if not isinstance(value, bool):
+        raise InvalidCorpus(f"{where}: expected true or false")
+    return value
+
+
 def _manifest(directory: Path) -> tuple[dict[str, Any], Extraction, str]:
     where = str(directory / MANIFEST_FILE)
     raw = _read(directory, MANIFEST_FILE)
@@ -245,6 +258,7 @@ def _manifest(directory: Path) -> tuple[dict[str, Any], Extraction, str]:
         langs=None if langs is None else _strings(langs, f"{where}: extraction.lang"),
         excludes=_strings(ext.get("exclude"), f"{where}: extraction.exclude"),
         info_exclude=_strings(ext.get("info_exclude"), f"{where}: extraction.info_exclude"),
+        no_tests=_flag(ext.get("no_tests", False), f"{where}: extraction.no_tests"),
     )
     if ext.get("digest") != extraction.digest:
         raise InvalidCorpus(f"{where}: extraction.digest does not match its options")

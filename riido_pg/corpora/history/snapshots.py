@@ -80,6 +80,7 @@ def snapshot_documents(
         repository.path,
         langs=list(langs) if langs is not None else None,
         excludes=list(corpus.extraction.excludes),
+        no_tests=corpus.extraction.no_tests,
         stats=stats,
         progress=progress,
         rev=commit,

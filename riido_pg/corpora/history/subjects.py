@@ -55,8 +55,10 @@ from dataclasses import dataclass
 __all__ = ["MIN_WORDS", "RULES_VERSION", "Verdict", "clean_subject", "judge_subject"]
 
 #: Version of the question and target rules; a corpus records it. 2: test, docs and
-#: example paths are the ones ``riido_pg.extract.paths`` names.
-RULES_VERSION = 2
+#: example paths are the ones ``riido_pg.extract.paths`` names. 3: a function
+#: ``riido_pg.fields.is_test_document`` calls a test (a test module ``*_tests``, a Rust
+#: test attribute) is not a target either.
+RULES_VERSION = 3
 #: Fewest words (tokens with a letter) a question keeps after cleaning.
 MIN_WORDS = 3
 

@@ -39,6 +39,7 @@ from riido_pg.extract.model import Function
 from riido_pg.extract.spans import Span, function_spans, touched
 from riido_pg.extract.stats import ExtractStats
 from riido_pg.extract.walk import PathFinder, Tree
+from riido_pg.fields import is_test_document
 
 __all__ = ["MissingObjects", "old_side_targets"]
 
@@ -48,9 +49,11 @@ class MissingObjects(Exception):
 
 
 def _eligible(function: Function) -> bool:
-    return not is_test_or_doc(function.metadata["path"], function.metadata["qualname"]) and not (
-        any(c in function.id for c in "\t\r\n")
-    )
+    if is_test_or_doc(function.metadata["path"], function.metadata["qualname"]):
+        return False
+    if is_test_document(function.id, function.text):  # a test module, a test attribute
+        return False
+    return not any(c in function.id for c in "\t\r\n")
 
 
 def old_side_targets(
