@@ -39,6 +39,7 @@ __all__ = [
     "TEST_WORDS",
     "about_examples",
     "about_tests",
+    "has_test_attribute",
     "id_path",
     "in_test_module",
     "is_example_id",
@@ -46,7 +47,6 @@ __all__ = [
     "is_test_id",
     "name_words",
     "qualified_words",
-    "test_attributes",
 ]
 
 _STEPS = (
@@ -146,7 +146,7 @@ TEST_ATTRIBUTE = (
 _TEST_ATTRIBUTE = re.compile(TEST_ATTRIBUTE)
 
 
-def test_attributes(text: str) -> bool:
+def has_test_attribute(text: str) -> bool:
     """Whether a Rust function's text carries a test attribute among its leading
     lines (:data:`TEST_ATTRIBUTE`): ``#[test]``, any attribute path ending in
     ``test`` (``#[tokio::test]``, ``#[rstest]``), or ``#[cfg(test)]``; an attribute
@@ -156,11 +156,11 @@ def test_attributes(text: str) -> bool:
 
 def is_test_document(doc_id: str, text: str) -> bool:
     """Whether a document is test code: :func:`is_test_id`, or its id's path part
-    ends in ``.rs`` and its text carries a test attribute (:func:`test_attributes`:
+    ends in ``.rs`` and its text carries a test attribute (:func:`has_test_attribute`:
     Rust's ``#[test]`` functions outside any test module)."""
     if is_test_id(doc_id):
         return True
-    return id_path(doc_id).endswith(".rs") and test_attributes(text)
+    return id_path(doc_id).endswith(".rs") and has_test_attribute(text)
 
 
 def is_example_id(doc_id: str) -> bool:

@@ -20,6 +20,7 @@ from support.database import Database
 from riido_pg import Document, drop_snapshot, get_snapshot, load_snapshot, rank_snapshot
 from riido_pg.errors import InvalidInput, SnapshotNotFound
 from riido_pg.ranking import policies
+from riido_pg.ranking.policy.structure import STRUCTURE_TEST_PRIOR
 
 WORDS = (
     "read write config file parse json http server client get set value key load save "
@@ -355,6 +356,17 @@ def test_migration_0016_down_and_up_with_data(db: Database) -> None:
                 )
 
 
+def _stored_test_ids(conn: Any, like: str) -> list[str]:
+    """The ids (matching ``like``) that some stored segment's kind postings make tests."""
+    rows = conn.execute(
+        "SELECT d.doc_id FROM riido.postings AS p JOIN riido.documents AS d "
+        "ON d.segment_id = p.segment_id AND d.doc_ord = ANY(p.doc_ords) "
+        "WHERE p.col = 'kind' AND p.lexeme = 'test' AND d.doc_id LIKE %s",
+        (like,),
+    )
+    return sorted({r[0] for r in rows})
+
+
 def test_migration_0022_down_and_up_with_data(db: Database) -> None:
     """Downgrading 0022 writes the test kinds again by the path rule alone (a Rust unit
     test in ``mod tests`` is no test, so structure_bm25 ranks it first); upgrading makes
@@ -371,12 +383,7 @@ def test_migration_0022_down_and_up_with_data(db: Database) -> None:
         return rank_snapshot(conn, name, query, policy="structure_bm25", limit=1).candidates[0].id
 
     def tests(conn: Any) -> list[str]:
-        rows = conn.execute(
-            "SELECT d.doc_id FROM riido.postings AS p JOIN riido.documents AS d "
-            "ON d.segment_id = p.segment_id AND d.doc_ord = ANY(p.doc_ords) "
-            "WHERE p.col = 'kind' AND p.lexeme = 'test' AND d.doc_id LIKE '%%path.rs:%%'"
-        )
-        return sorted({r[0] for r in rows})
+        return _stored_test_ids(conn, "%path.rs:%")
 
     with db.connect() as conn:
         load_snapshot(conn, "k21-a", [test_file, *other])
@@ -394,4 +401,52 @@ def test_migration_0022_down_and_up_with_data(db: Database) -> None:
         for p in POLICIES:
             assert _ranking(conn, "k21-b", query, p, None) == _ranking(
                 conn, "k21-fresh", query, p, None
+            ), p.name
+
+
+def test_migration_0023_down_and_up_with_data(db: Database) -> None:
+    """Downgrading 0023 writes the test kinds again by the id alone (a Rust ``#[test]``
+    function outside any test module is no test: no test prior);
+    upgrading makes it a test again in the stored segments, on a base too, from the
+    stored text, as a new load would."""
+    from riido_pg.server import migrate
+
+    impl = Document("src/map.rs:HeaderMap.reserve:21", "pub fn reserve bounds capacity")
+    attributed = Document("src/map.rs:test_bounds:64", "#[test]\nfn test_bounds reserve bounds")
+    python = Document("src/map.py:test_bounds:1", "#[test]\ndef test_bounds reserve bounds")
+    other = [Document(f"src/lib.rs:f{i}:{i}", f"fn f{i} encode header {i}") for i in range(10)]
+    query = "reserve bounds"
+
+    def first(conn: Any, name: str) -> str:
+        return rank_snapshot(conn, name, query, policy="structure_bm25", limit=1).candidates[0].id
+
+    def score(conn: Any, name: str) -> float:
+        got = rank_snapshot(conn, name, query, policy="structure_bm25").candidates
+        found = next(c.score for c in got if c.id == attributed.id)
+        assert found is not None
+        return found
+
+    def tests(conn: Any) -> list[str]:
+        return _stored_test_ids(conn, "src/map.%")
+
+    with db.connect() as conn:
+        load_snapshot(conn, "k23-a", [python, *other])
+        load_snapshot(conn, "k23-b", [impl, attributed, python, *other], base="k23-a")
+        assert tests(conn) == [attributed.id]  # a .py path: the attribute rule is Rust's
+        assert first(conn, "k23-b") == impl.id
+    migrate.downgrade(db.dsn, "0022")
+    with psycopg.connect(db.dsn) as conn:
+        assert tests(conn) == []
+    with psycopg.connect(db.dsn) as conn:
+        undemoted = score(conn, "k23-b")  # no test prior
+    migrate.upgrade(db.dsn)
+    with db.connect() as conn:
+        assert tests(conn) == [attributed.id]
+        assert first(conn, "k23-b") == impl.id
+        demoted = undemoted * STRUCTURE_TEST_PRIOR
+        assert score(conn, "k23-b") == pytest.approx(demoted, rel=1e-12)
+        load_snapshot(conn, "k23-fresh", [impl, attributed, python, *other], fresh=True)
+        for p in POLICIES:
+            assert _ranking(conn, "k23-b", query, p, None) == _ranking(
+                conn, "k23-fresh", query, p, None
             ), p.name

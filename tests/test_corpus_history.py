@@ -236,7 +236,7 @@ def test_same_arguments_give_the_same_bytes(history: dict[str, Any], tmp_path: P
     manifest = json.loads((tmp_path / "a" / MANIFEST_FILE).read_text())
     assert manifest["repository"] == {"name": "proj", "path": str(history["repo"].path)}
     assert manifest["counts"]["questions"] == 5
-    assert manifest["rules_version"] == RULES_VERSION == 2
+    assert manifest["rules_version"] == RULES_VERSION == 3
     assert manifest["range"]["until"] == "HEAD"
     assert (tmp_path / "a" / MANIFEST_FILE).read_text() == json.dumps(
         manifest, sort_keys=True, ensure_ascii=False, indent=2
@@ -544,6 +544,61 @@ def test_deleted_and_type_changed_files(tmp_path: Path) -> None:
     }
     assert corpus.skipped == {"no_target": 1, "root_commit": 1}  # a pure rename: no lines
     assert renamed not in {q.commit for q in corpus.questions}
+
+
+RUST_TESTED = """fn real() -> u8 {
+    1
+}
+
+#[test]
+fn checks_real() {
+    assert_eq!(real(), 1);
+}
+
+#[cfg(test)]
+mod tests {
+    fn it() {
+        assert_eq!(super::real(), 1);
+    }
+}
+"""
+
+
+def test_no_tests_leaves_rust_tests_out_of_every_snapshot(tmp_path: Path) -> None:
+    """``no_tests`` is recorded (``extraction.no_tests``, its own digest) and every
+    snapshot is read as ``load --no-tests`` would: without the functions of test paths,
+    of test modules and with test attributes. A ``#[test]`` function is never a
+    target, with or without it."""
+    r = Repo(tmp_path / "rs")
+    r.write("src/lib.rs", RUST_TESTED)
+    r.write("tests/it.rs", "#[test]\nfn works() {}\n")
+    r.commit("Start the small rust crate")
+    edit(r, "src/lib.rs", "fn real() -> u8 {\n    1", "fn real() -> u8 {\n    2")
+    changed = r.commit("Return two from the real helper")
+    edit(r, "src/lib.rs", "assert_eq!(real(), 1)", "assert_eq!(real(), 2)")
+    r.commit("Expect two from the attributed check")
+    build(r.path, tmp_path / "all", HistoryOptions())
+    build(r.path, tmp_path / "lean", HistoryOptions(no_tests=True))
+    every, lean = (read_history_corpus(tmp_path / n) for n in ("all", "lean"))
+    for corpus in (every, lean):
+        assert [(q.commit, q.targets) for q in corpus.questions] == [
+            (changed, ("src/lib.rs:real:1",))
+        ]
+        assert corpus.skipped["no_target"] == 1  # the attributed check changed alone
+    assert every.extraction.digest is None and not every.extraction.no_tests
+    assert lean.extraction.no_tests and lean.extraction.digest is not None
+    assert lean.manifest["extraction"]["no_tests"] is True
+    assert "no_tests" not in every.manifest["extraction"]
+    (sid,) = lean.snapshots
+    assert sid == f"rs@{lean.questions[0].parent[:12]}-{lean.extraction.digest}"
+    assert [d.id for d in snapshot_documents(lean, sid)] == ["src/lib.rs:real:1"]
+    (full,) = every.snapshots
+    assert [d.id for d in snapshot_documents(every, full)] == [
+        "src/lib.rs:real:1",
+        "src/lib.rs:checks_real:6",
+        "src/lib.rs:tests.it:12",
+        "tests/it.rs:works:2",
+    ]
 
 
 # --- the rules as pure functions ----------------------------------------------

@@ -182,3 +182,60 @@ def test_no_tests_with_nothing_else_says_so(tmp_path: Path) -> None:
         f"{tmp_path}: no functions: left out as tests: 2 files in a supported language: "
         "0 functions, no file read; --no-tests left out 2 files (2 functions)"
     )
+
+
+RUST_SOURCE = """\
+pub fn reserve(n: usize) {}
+
+#[test]
+fn test_bounds() {}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn serves() {}
+
+#[cfg(test)]
+mod tests {
+    fn helper() {}
+
+    #[test]
+    fn rejects_empty() {}
+}
+
+fn outer() {
+    #[test]
+    fn inner() {}
+}
+"""
+
+
+def test_no_tests_leaves_rust_tests_in_source_files_out(tmp_path: Path) -> None:
+    """Rust keeps unit tests in the file they test: ``no_tests`` leaves out the
+    functions of a test module and those a test attribute marks
+    (:func:`riido_pg.fields.is_test_document`), and counts them."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "map.rs").write_text(RUST_SOURCE)
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "map.rs").write_text("#[test]\nfn it_works() {}\n")
+    stats = ExtractStats()
+    every = [f.id for f in iter_functions(tmp_path, stats=stats)]
+    assert every == [
+        "src/map.rs:reserve:1",
+        "src/map.rs:test_bounds:4",
+        "src/map.rs:serves:7",
+        "src/map.rs:tests.helper:11",
+        "src/map.rs:tests.rejects_empty:14",
+        "src/map.rs:outer:17",
+        "src/map.rs:outer.inner:19",
+        "tests/map.rs:it_works:2",
+    ]
+    assert (stats.test_functions, stats.inline_tests) == (1, 5)
+    stats = ExtractStats()
+    kept = [f.id for f in iter_functions(tmp_path, no_tests=True, stats=stats)]
+    # outer's text holds inner's attribute in its body, not among its leading lines:
+    # outer is no test; inner's own text starts with the attribute: a test
+    assert kept == ["src/map.rs:reserve:1", "src/map.rs:outer:17"]
+    assert (stats.inline_tests, stats.inline_tests_left_out) == (0, 5)
+    assert stats.describe() == (
+        "2 functions in the 1 file read; --no-tests left out 1 file (1 function) and "
+        "5 tests in other files"
+    )

@@ -24,8 +24,10 @@ from riido_pg.evaluation import evaluate, store_corpus
 from riido_pg.fields import (
     about_examples,
     about_tests,
+    has_test_attribute,
     in_test_module,
     is_example_id,
+    is_test_document,
     is_test_id,
     name_words,
     qualified_words,
@@ -167,7 +169,7 @@ def _expected(
         if qualified and qualified <= ident_q:
             score *= STRUCTURE_NAME_MATCH
         prior = 1.0
-        if is_test_id(d.id) and not about:
+        if is_test_document(d.id, d.text) and not about:
             prior = STRUCTURE_TEST_PRIOR
         if is_example_id(d.id) and not about_ex:
             prior = min(prior, STRUCTURE_EXAMPLE_PRIOR)
@@ -278,6 +280,66 @@ def test_a_rust_unit_test_module_is_a_test(db: Database) -> None:
         assert asked.candidates[0].id == inline.id
 
 
+_ATTRIBUTED = [  # (text, whether its leading attributes make a Rust test)
+    ("#[test]\nfn a() {}", True),
+    ('    /// Checks a.\n    #[tokio::test(flavor = "multi_thread")]\n    async fn a() {}', True),
+    ("#[rstest]\n#[case(1)]\nfn a(x: u8) {}", True),
+    ("#[wasm_bindgen_test]\nfn a() {}", True),
+    ("// a comment\n#[ test ]\nfn a() {}", True),
+    ("#[inline]\n#[cfg(test)]\npub fn helper() {}", True),
+    ("/* block */\n#[test] fn a() {}", True),
+    ("fn a() {\n    #[test]\n    fn b() {}\n}", False),  # in the body: no
+    ("#[inline]\npub fn latest() {}", False),
+    ('#[cfg(feature = "test")]\nfn a() {}', False),
+    ("#[test_case(1)]\nfn a() {}", False),  # its path ends in test_case
+    ("#[cfg(not(test))]\nfn a() {}", False),
+    ("/// #[test]\nfn a() {}", False),  # in a doc comment
+    ("", False),
+]
+
+
+def test_rust_test_attributes() -> None:
+    """A Rust function is a test when an attribute among its leading lines has a path
+    ending in ``test`` or is ``#[cfg(test)]``; only for a ``.rs`` path."""
+    for text, marked in _ATTRIBUTED:
+        assert has_test_attribute(text) is marked, text
+        assert is_test_document("src/header/map.rs:test_bounds:10", text) is marked, text
+        assert not is_test_document("src/header/map.py:test_bounds:10", text), text
+    assert is_test_document("src/uri/path.rs:tests.rejects_empty_string:641", "fn r() {}")
+    assert is_test_document("tests/a.py:f:1", "def f(): pass")
+
+
+def test_a_rust_test_attribute_makes_a_test(db: Database) -> None:
+    """A ``#[test]`` function outside any test module (``src/header/map.rs:test_bounds``)
+    is stored as a test at load, from its text, and gets the test prior unless the
+    question is about tests; an attribute in the body or in a .py file does not count."""
+    implementation = Document(
+        "src/header/map.rs:HeaderMap.reserve:310",
+        "pub fn reserve(&mut self, additional: usize) {\n    self.try_reserve(additional)\n}",
+    )
+    attributed = Document(
+        "src/header/map.rs:test_bounds:4018",
+        "#[test]\nfn test_bounds() {\n    // reserve the additional capacity\n"
+        "    let mut map = HeaderMap::new();\n    map.reserve(additional);\n}",
+    )
+    body = Document("src/header/map.rs:outer:20", "fn outer() {\n    #[test]\n    fn inner() {}\n}")
+    python = Document("src/a.py:f:1", "#[test]\ndef f(): pass")
+    other = [
+        Document(f"src/lib.rs:f{i}:{i}", f"fn f{i}() {{ encode header {i} }}") for i in range(20)
+    ]
+    query = "reserve additional capacity"
+    with db.connect() as conn:
+        docs = [implementation, attributed, body, python, *other]
+        load_snapshot(conn, "st-attr", docs, fresh=True)
+        assert _stored_tests(conn, "st-attr") == [attributed.id]
+        plain = [c.id for c in rank_snapshot(conn, "st-attr", query, policy=BM25).candidates]
+        assert plain.index(attributed.id) < plain.index(implementation.id)  # bm25: test first
+        structured = rank_snapshot(conn, "st-attr", query, policy=STRUCTURE_BM25, limit=1)
+        assert structured.candidates[0].id == implementation.id
+        asked = rank_snapshot(conn, "st-attr", f"test {query}", policy=STRUCTURE_BM25, limit=1)
+        assert asked.candidates[0].id == attributed.id
+
+
 def test_example_code_does_not_outrank_the_code_it_shows_unless_asked(
     conn: psycopg.Connection[Any], corpus: list[Document]
 ) -> None:
@@ -372,6 +434,30 @@ def test_the_sql_fields_equal_their_python_twins(
     ).fetchall()
     assert rows == [
         (name_words(i), is_test_id(i), is_example_id(i), qualified_words(i)) for i in ids
+    ]
+
+
+texts = st.text(alphabet=st.sampled_from("#[]():/*!_ \t\ntesfcgrk"), max_size=40) | st.sampled_from(
+    [t for t, _ in _ATTRIBUTED]
+)
+
+
+@settings(
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(docs=st.lists(st.tuples(names, texts), min_size=1, max_size=20))
+def test_the_sql_test_document_equals_its_python_twin(
+    conn: psycopg.Connection[Any], docs: list[tuple[str, str]]
+) -> None:
+    ids = [i.replace("\x00", "") + (".rs" if n % 2 else "") for n, (i, _) in enumerate(docs)]
+    bodies = [t for _, t in docs]
+    rows = conn.execute(
+        "SELECT riido.test_document(i, b) FROM unnest(%s::text[], %s::text[]) "
+        "WITH ORDINALITY AS u(i, b, n) ORDER BY n",
+        (ids, bodies),
+    ).fetchall()
+    assert [r[0] for r in rows] == [
+        is_test_document(i, b) for i, b in zip(ids, bodies, strict=True)
     ]
 
 
