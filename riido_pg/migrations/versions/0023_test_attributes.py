@@ -47,15 +47,20 @@ DELETE FROM riido.postings WHERE col = 'kind' AND lexeme = 'test';
 INSERT INTO riido.postings (segment_id, col, lexeme, doc_ords, tfs, dls)
 SELECT d.segment_id, 'kind', 'test', array_agg(d.doc_ord ORDER BY d.doc_ord),
        array_agg(1::smallint), array_agg(1)
-FROM riido.documents AS d JOIN riido.texts AS t ON t.key = d.text_key
+FROM riido.documents AS d
 WHERE {rule}
 GROUP BY d.segment_id
 """
+# riido.test_document, reading the text only for a .rs path part
+_BY_DOCUMENT = """riido.test_id(d.doc_id)
+   OR (right(split_part(d.doc_id, ':', 1), 3) = '.rs'
+       AND EXISTS (SELECT 1 FROM riido.texts AS t
+                   WHERE t.key = d.text_key AND riido.test_document(d.doc_id, t.body)))"""
 
 
 def upgrade() -> None:
     op.execute(_TEST_DOCUMENT)
-    op.execute(_REWRITE.format(rule="riido.test_document(d.doc_id, t.body)"))
+    op.execute(_REWRITE.format(rule=_BY_DOCUMENT))
 
 
 def downgrade() -> None:
