@@ -1,7 +1,8 @@
 """A document's fields beside its body: its *name* and its *kinds*.
 
 Both are read from the document id, which a segment's documents row keeps with the
-text key, so they travel with the content (a snapshot on a base shares them with the
+text key (a Rust test attribute from the text that key names), so they travel with
+the content (a snapshot on a base shares them with the
 segments it shares). A function extracted from a source tree has the id
 ``PATH:QUALNAME:LINE``, so its name is its path and qualified name; any other id is
 read the same way (``c12`` names ``c 12``).
