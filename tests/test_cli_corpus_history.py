@@ -62,6 +62,19 @@ def test_corpus_history_writes_a_corpus(repo: Repo, tmp_path: Path) -> None:
     assert replaced.code == 0 and "6 questions from 8 commits" in replaced.stdout
 
 
+def test_corpus_history_no_tests_is_recorded(repo: Repo, tmp_path: Path) -> None:
+    """``--no-tests`` names its snapshots apart and is kept in ``history.json``."""
+    out = tmp_path / "lean"
+    args = ["corpus", "history", str(repo.path), "--output", str(out), "--max", "2"]
+    result = offline([*args, "--no-tests"])
+    assert (result.code, result.stderr) == (0, "")
+    manifest = json.loads((out / "history.json").read_text())
+    digest = manifest["extraction"]["digest"]
+    assert manifest["extraction"]["no_tests"] is True and len(digest) == 8
+    assert len(manifest["snapshots"]) == 2
+    assert all(s.endswith(f"-{digest}") for s in manifest["snapshots"])
+
+
 def _tree(root: Path) -> dict[str, bytes | None]:
     return {
         p.relative_to(root).as_posix(): p.read_bytes() if p.is_file() else None
