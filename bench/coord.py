@@ -43,7 +43,7 @@ from structure import (
     CONTROL,
     database,
     evaluate,
-    mean_difference,
+    mean_interval,
     measured,
     significantly_lower,
     versus_control,
@@ -58,6 +58,7 @@ from riido_pg.ranking.policy.skeleton import IDENT, NAME, RAW, EvalScores
 from riido_pg.ranking.policy.structure import Structure
 
 EXPONENTS = (0.1, 0.25, 0.5, 1.0, 2.0)
+SIBLING_EXPONENTS = (0.5, 1.0, 2.0)
 BM25F_W = (6.0, 9.0, 12.0)
 BM25F_R = (1.0, 2.0, 4.0, 8.0)
 COLUMN_SETS: dict[str, tuple[str, ...]] = {
@@ -116,8 +117,32 @@ def _tracking(questions: Any, terms: Any, ready: Any, start: int, *rest: Any) ->
     yield from _original_batch(questions, terms, ready, start, *rest)
 
 
+_original_prepare = batch_module.prepare
+
+
+def _with_ids(*args: Any, **kwargs: Any) -> Any:
+    """Read every document's id (as for run files): the sibling variant groups
+    documents by file."""
+    return _original_prepare(*args, **{**kwargs, "run_files": True})
+
+
 scoring._column_weights = _recording  # type: ignore[assignment]
 batch_module._evaluate_batch = _tracking  # type: ignore[assignment]
+batch_module.prepare = _with_ids  # type: ignore[assignment]
+
+
+def files() -> np.ndarray:
+    """Per document place of the current snapshot, its file's number (the id before
+    its first ``:``; an id without one is a file of its own)."""
+    ready = _NOW["ready"]
+    if "files" not in _NOW:
+        numbers: dict[str, int] = {}
+        _NOW["files"] = np.array(
+            [numbers.setdefault(i.split(":", 1)[0], len(numbers)) for i in ready.doc_ids],
+            dtype=np.int64,
+        )
+    found: np.ndarray = _NOW["files"]
+    return found
 
 
 def matched(cols: tuple[str, ...], by_idf: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -275,11 +300,74 @@ def fields_together(w: float, r: float) -> str:
     return name
 
 
+class Siblings(Coordinated):
+    """``structure_bm25``'s score times ``(matched / most) ^ p``, ``most`` the most
+    any document of the same file matches: only siblings are reordered."""
+
+    def scores(self, batch: EvalScores) -> sp.csr_matrix:
+        summed = Structure.scores(self, batch)
+        p, cols, by_idf = self.__dict__["coord"]
+        counts, _ = matched(COLUMN_SETS[cols], by_idf)
+        place_file = files()
+        order = np.argsort(place_file, kind="stable")
+        sorted_files = place_file[order]
+        starts = np.flatnonzero(np.r_[True, sorted_files[1:] != sorted_files[:-1]])
+        most = np.maximum.reduceat(counts[:, order], starts, axis=1)  # questions x files
+        group = np.empty(len(place_file), dtype=np.int64)
+        group[order] = np.repeat(np.arange(len(starts)), np.diff(np.r_[starts, len(order)]))
+        rows = np.repeat(np.arange(summed.shape[0]), np.diff(summed.indptr))
+        got = counts[rows, summed.indices]
+        top = most[rows, group[summed.indices]]
+        share = np.clip(got / np.maximum(top, 1e-12), 1e-6, 1.0)
+        summed.data = summed.data * np.power(share, p)
+        return summed
+
+
+def siblings(p: float, cols: str, by_idf: bool = False) -> str:
+    name = f"sibling{'_idf' if by_idf else ''}_{cols}_p{p:g}"
+    if name not in {x.name for x in policies()}:
+        register_policy(Policy(name, Siblings(p, cols, by_idf), name))
+    return name
+
+
 def coordinated(p: float, cols: str, by_idf: bool = False) -> str:
     name = f"coord{'_idf' if by_idf else ''}_{cols}_p{p:g}"
     if name not in {x.name for x in policies()}:
         register_policy(Policy(name, Coordinated(p, cols, by_idf), name))
     return name
+
+
+def significantly_higher(m: dict[str, Any], base: dict[str, Any]) -> bool:
+    return significantly_lower(base, m)
+
+
+def mark(m: dict[str, Any], base: dict[str, Any]) -> str:
+    """``m``'s MRR, ↑ / ↓ where its paired interval against ``base`` excludes 0."""
+    up = "↑" if significantly_higher(m, base) else "↓" if significantly_lower(m, base) else ""
+    return f"{m['mrr']:.4f}{' ' + up if up else ''}"
+
+
+def summary(results: dict[str, Any], grid: list[str], title: str) -> list[str]:
+    """One row per variant: its MRR on every corpus (↑ / ↓ against the shipped
+    policy), the mean over the ``-notests`` corpora and that mean's difference from
+    the shipped policy's with its 95 % interval. Returns the variants that the rule
+    keeps: that interval above 0 and no corpus significantly lower."""
+    corpora = list(results)
+    structure = [c for c in corpora if c.endswith("-notests")]
+    none = grid[0]
+    print(f"\n{title}\n")
+    print(f"| variant | {' | '.join(corpora)} | mean, no tests | − shipped [95 %] |")
+    print("|---|" + "---:|" * (len(corpora) + 1) + "---|")
+    kept = []
+    for g in grid:
+        mean = sum(results[c][g]["mrr"] for c in structure) / max(1, len(structure))
+        d, low, high = mean_interval([(results[c][g], results[c][none]) for c in structure])
+        cells = " | ".join(mark(results[c][g], results[c][none]) for c in corpora)
+        print(f"| {g} | {cells} | {mean:.4f} | {d:+.4f} [{low:+.4f}, {high:+.4f}] |")
+        lowered = any(significantly_lower(results[c][g], results[c][none]) for c in corpora)
+        if g != none and low > 0 and not lowered:
+            kept.append(g)
+    return kept
 
 
 def main() -> None:
@@ -289,34 +377,58 @@ def main() -> None:
     p.add_argument("--check", type=Path, action="append", default=[], help="a check corpus")
     p.add_argument("--reuse", default=None, help="an existing migrated database's DSN")
     p.add_argument(
-        "--grid", choices=("coord", "bm25f", "both"), default="coord", help="which signal"
+        "--grid",
+        choices=("coord", "bm25f", "sibling", "both", "all"),
+        default="coord",
+        help="which signals (both: coord and bm25f; all: the three)",
+    )
+    p.add_argument(
+        "--tables", type=Path, nargs="+", default=None, help="only print the tables of saved runs"
     )
     args = p.parse_args()
+    if args.tables:  # merge saved runs (variants present in every corpus of each)
+        results: dict[str, Any] = {}
+        checks: dict[str, Any] = {}
+        for f in args.tables:
+            saved = json.loads(f.read_text())
+            for part, into in ((saved["results"], results), (saved["checks"], checks)):
+                for c, r in part.items():
+                    into.setdefault(c, {}).update(r)
+        names = [set(r) for r in [*results.values(), *checks.values()]]
+        common = set.intersection(*names) if names else set()
+        order = list(next(iter([*results.values(), *checks.values()])))
+        variants = [coordinated(0.0, "all")] + [
+            g for g in order if g in common and g.startswith(("coord", "bm25f", "sibling"))
+        ]
+        variants = list(dict.fromkeys(variants))
+        kept = summary(results, variants, "development corpora") if results else []
+        print(f"kept: {', '.join(kept) or 'none'}")
+        if checks:
+            summary(checks, variants, "check corpora (choosing nothing)")
+        return
     grid = [coordinated(0.0, "all")]
-    if args.grid != "bm25f":
+    if args.grid in ("coord", "both", "all"):
         grid += [coordinated(e, c) for c in COLUMN_SETS for e in EXPONENTS]
         grid += [coordinated(e, "all", True) for e in EXPONENTS]
-    if args.grid != "coord":
+    if args.grid in ("bm25f", "both", "all"):
         grid += [fields_together(w, r) for w in BM25F_W for r in BM25F_R]
+    if args.grid in ("sibling", "all"):
+        grid += [siblings(e, "all", i) for i in (False, True) for e in SIBLING_EXPONENTS]
     none = grid[0]
     corpora = {h.name: h for h in [*args.history, *args.beir]}
-    structure = [c for c in corpora if c.endswith("-notests")]
-    results: dict[str, Any] = {}
+    results = {}
     with database(args.dsn, args.reuse, args.keep) as dsn:
         for c, path in corpora.items():
             results[c] = evaluate(dsn, path, grid)
             same = results[c][none]["ranks"] == results[c][STRUCTURE_BM25]["ranks"]
             assert same, f"{c}: p = 0 does not reproduce {STRUCTURE_BM25}"
             print(c, {g: round(results[c][g]["mrr"], 4) for g in grid}, flush=True)
-        mean = {
-            g: sum(results[c][g]["mrr"] for c in structure) / max(1, len(structure)) for g in grid
-        }
-        print("mean MRR over " + ", ".join(structure) + ":")
-        for g in grid:
-            low = [c for c in corpora if significantly_lower(results[c][g], results[c][none])]
-            over = mean_difference([(results[c][g], results[c][none]) for c in structure])
-            print(f"  {g}: mean {mean[g]:.4f}, − shipped {over}", " ".join(f"{c}↓" for c in low))
         checks = {h.name: evaluate(dsn, h, grid) for h in args.check}
+    if results:
+        kept = summary(results, grid, "development corpora")
+        print(f"kept: {', '.join(kept) or 'none'}")
+    if checks:
+        summary(checks, grid, "check corpora (choosing nothing)")
     table = {**results, **checks}
     print("\n| corpus | variant | R@1 / R@10 / MRR | − shipped [95 %] | − control [95 %] |")
     print("|---|---|---|---|---|")
@@ -329,7 +441,7 @@ def main() -> None:
             )
     out = args.out or OUT_DIR / "coord.json"
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps({"results": results, "mean": mean, "checks": checks}, indent=2))
+    out.write_text(json.dumps({"results": results, "checks": checks}, indent=2))
 
 
 if __name__ == "__main__":
