@@ -330,6 +330,29 @@ def siblings(p: float, cols: str, by_idf: bool = False) -> str:
     return name
 
 
+#: Per question of the corpus being evaluated: the rank correlation of the documents'
+#: coverage (matched lexemes, every column) with their raw length (``--lengths``).
+CORRELATIONS: list[float] = []
+
+
+class Lengths(Coordinated):
+    """``structure_bm25`` unchanged; records, per question, Spearman's correlation
+    between what each document it scores holds of the question and its length."""
+
+    def scores(self, batch: EvalScores) -> sp.csr_matrix:
+        from scipy.stats import spearmanr
+
+        summed = Structure.scores(self, batch)
+        counts, _ = matched(COLUMN_SETS["all"], False)
+        assert batch.lengths is not None
+        for row in range(summed.shape[0]):
+            docs = summed.indices[summed.indptr[row] : summed.indptr[row + 1]]
+            held = counts[row, docs]
+            if len(docs) > 2 and np.ptp(held) > 0:
+                CORRELATIONS.append(float(spearmanr(held, batch.lengths[docs]).statistic))
+        return summed
+
+
 def coordinated(p: float, cols: str, by_idf: bool = False) -> str:
     name = f"coord{'_idf' if by_idf else ''}_{cols}_p{p:g}"
     if name not in {x.name for x in policies()}:
@@ -385,7 +408,26 @@ def main() -> None:
     p.add_argument(
         "--tables", type=Path, nargs="+", default=None, help="only print the tables of saved runs"
     )
+    p.add_argument(
+        "--lengths",
+        action="store_true",
+        help="only the mean rank correlation of coverage and length, per corpus",
+    )
     args = p.parse_args()
+    if args.lengths:
+        name = "coord_lengths"
+        register_policy(Policy(name, Lengths(0.0, "all", False), name))
+        with database(args.dsn, args.reuse, args.keep) as dsn:
+            for path in [*args.history, *args.beir, *args.check]:
+                CORRELATIONS.clear()
+                evaluate(dsn, path, [name])
+                print(
+                    f"{path.name}: Spearman(coverage, length) over the matched documents, "
+                    f"mean over {len(CORRELATIONS)} questions {np.mean(CORRELATIONS):+.3f}, "
+                    f"median {np.median(CORRELATIONS):+.3f}",
+                    flush=True,
+                )
+        return
     if args.tables:  # merge saved runs (variants present in every corpus of each)
         results: dict[str, Any] = {}
         checks: dict[str, Any] = {}
