@@ -136,17 +136,23 @@ def significantly_lower(m: dict[str, Any], base: dict[str, Any]) -> bool:
     return i.below_zero
 
 
-def mean_difference(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
+def mean_interval(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> tuple[float, float, float]:
     """The MRR difference averaged over corpora (each pair: a variant and its base on
-    one corpus) with its 95 % interval: a bootstrap resampling each corpus's questions
-    apart (paired), then averaging the corpora's mean differences."""
+    one corpus) and its 95 % interval, (mean, low, high): a bootstrap resampling each
+    corpus's questions apart (paired), then averaging the corpora's mean differences."""
     rng = np.random.default_rng(SEED)
     diffs = [np.array([1 / r for r in a["ranks"]]) - [1 / r for r in b["ranks"]] for a, b in pairs]
     boots = np.mean(
         [d[rng.integers(0, len(d), size=(RESAMPLES, len(d)))].mean(axis=1) for d in diffs], axis=0
     )
     low, high = np.percentile(boots, [2.5, 97.5])
-    return f"{np.mean([d.mean() for d in diffs]):+.4f} [{low:+.4f}, {high:+.4f}]"
+    return float(np.mean([d.mean() for d in diffs])), float(low), float(high)
+
+
+def mean_difference(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
+    """:func:`mean_interval`, written out."""
+    mean, low, high = mean_interval(pairs)
+    return f"{mean:+.4f} [{low:+.4f}, {high:+.4f}]"
 
 
 def measured(m: dict[str, Any]) -> str:
