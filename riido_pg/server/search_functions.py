@@ -40,7 +40,7 @@ from riido_pg.ranking.policies import (
 from riido_pg.ranking.terms import MAX_IDENTIFIER_QUERY_BYTES, MAX_IDENTIFIER_QUERY_LEXEMES
 from riido_pg.resources import sql_text
 
-__all__ = ["digest", "drop", "install", "settings"]
+__all__ = ["digest", "drop", "install", "reinstall", "settings"]
 
 
 def _values() -> list[tuple[str, str, Any]]:
@@ -93,6 +93,14 @@ def install(conn: Connection[Any], *, again: bool) -> None:
         conn.execute("DROP FUNCTION riido.search_settings()")
     conn.execute(settings())
     conn.execute(sql_text("search"))
+
+
+def reinstall(conn: Connection[Any], dropped: tuple[str, ...]) -> None:
+    """Install the functions again (a migration's upgrade), first dropping those of
+    ``dropped`` (signatures, ``riido.`` omitted) whose arguments or result change."""
+    for signature in dropped:
+        conn.execute(f"DROP FUNCTION IF EXISTS riido.{signature}")
+    install(conn, again=True)
 
 
 def drop(conn: Connection[Any]) -> None:
