@@ -39,6 +39,7 @@ from riido_pg.errors import RiidoError
 from riido_pg.ranking import OUT_OF_SCOPE, get_policy, policies
 from riido_pg.ranking.interleave import iter_interleave
 from riido_pg.ranking.rank import (
+    IN_SQL,
     SQL_MAX_LIMIT,
     Ranking,
     RankOptions,
@@ -406,6 +407,21 @@ def test_bad_input_raises_one_sql_error(
         conn.execute(statement)  # type: ignore[arg-type]
     assert caught.value.sqlstate == sqlstate
     assert message in str(caught.value)
+
+
+def test_the_policies_riido_search_ranks_are_the_registrys(
+    conn: psycopg.Connection[Any], corpus: list[Document]
+) -> None:
+    """One list of them: riido.search checks a name against the list the migration
+    wrote from IN_SQL (riido.search_settings()), which the Python API sends to the
+    database; and it is the registry's policies but the learned ones, in its order."""
+    row = conn.execute("SELECT policies FROM riido.search_settings()").fetchone()
+    assert row is not None and row[0] == list(IN_SQL) == SQL_POLICIES
+    with pytest.raises(psycopg.Error) as caught:
+        conn.execute("SELECT * FROM riido.search('demo', 'q', 10, 'bm26')")
+    assert caught.value.diag.message_primary == (
+        "riido.search: unknown policy 'bm26'; choose one of " + ", ".join(SQL_POLICIES)
+    )
 
 
 def test_an_over_long_query(conn: psycopg.Connection[Any], corpus: list[Document]) -> None:

@@ -240,19 +240,19 @@ def _candidate(row: Row, rank: int, names: dict[int, str], policy: Policy) -> Ca
     )
 
 
-#: The policies ``riido.search`` ranks (every one but the learned ones; sql/search.sql
-#: names them as the registry does).
-IN_SQL = frozenset(
-    {
-        BM25,
-        IDENTIFIER_BM25,
-        IDENTIFIER_BM25_BASELINE_FIRST,
-        IDENTIFIER_BM25_AUXILIARY_FIRST,
-        IDENTIFIER_BM25_FUSED,
-        IDENTIFIER_BM25_RRF,
-        STRUCTURE_BM25,
-        EXTERNAL_HINTS_BASELINE_FIRST,
-    }
+#: The policies ``riido.search`` ranks (every one but the learned ones), in the
+#: registry's order. The one list of them: the migration that installs sql/search.sql
+#: writes it into ``riido.search_settings()`` (``policies``), which riido.search
+#: checks a policy's name against.
+IN_SQL = (
+    BM25,
+    IDENTIFIER_BM25,
+    IDENTIFIER_BM25_BASELINE_FIRST,
+    IDENTIFIER_BM25_AUXILIARY_FIRST,
+    IDENTIFIER_BM25_FUSED,
+    IDENTIFIER_BM25_RRF,
+    STRUCTURE_BM25,
+    EXTERNAL_HINTS_BASELINE_FIRST,
 )
 
 #: The one statement of a ranking in the database: ``riido.search``'s columns and

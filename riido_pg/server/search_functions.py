@@ -37,6 +37,7 @@ from riido_pg.ranking.policies import (
     STRUCTURE_W_IDENT,
     STRUCTURE_W_NAME,
 )
+from riido_pg.ranking.rank import IN_SQL
 from riido_pg.ranking.terms import MAX_IDENTIFIER_QUERY_BYTES, MAX_IDENTIFIER_QUERY_LEXEMES
 from riido_pg.resources import sql_text
 
@@ -61,6 +62,7 @@ def _values() -> list[tuple[str, str, Any]]:
         ("structure_recent_prior", "float8", STRUCTURE_RECENT_PRIOR),
         ("test_words", "text[]", sorted(TEST_WORDS)),
         ("example_words", "text[]", sorted(EXAMPLE_WORDS)),
+        ("policies", "text[]", list(IN_SQL)),
     ]
 
 

@@ -2,9 +2,9 @@
 --
 -- Installed by migrations/versions/0012_search.py together with two things it
 -- generates from riido_pg when it runs: riido.split_chars (the Unicode classes the
--- identifier splitter reads) and riido.search_settings() (the policies' constants and
--- the query limits). Plain SQL and PL/pgSQL, STABLE: nothing is written, so it runs on
--- a hot standby and for the reader role of `riido-pg db grant-reader`.
+-- identifier splitter reads) and riido.search_settings() (the policies it ranks, their
+-- constants and the query limits). Plain SQL and PL/pgSQL, STABLE: nothing is written,
+-- so it runs on a hot standby and for the reader role of `riido-pg db grant-reader`.
 --
 -- The Python API ranks with riido_pg.splitting, riido_pg.ranking.interleave and the
 -- statements of sql/rank*.sql; the functions here compute the same things in the
@@ -705,10 +705,6 @@ DECLARE
     out_scores float8[];
     test_prior float8;
     example_prior float8;
-    known constant text[] := ARRAY[
-        'bm25', 'identifier_bm25', 'identifier_bm25_baseline_first',
-        'identifier_bm25_auxiliary_first', 'identifier_bm25_fused', 'identifier_bm25_rrf',
-        'structure_bm25', 'external_hints_baseline_first'];
 BEGIN
     SELECT * INTO cfg FROM riido.search_settings();
     IF a_snapshot IS NULL OR a_query IS NULL OR a_k IS NULL OR a_policy IS NULL THEN
@@ -732,9 +728,11 @@ BEGIN
             USING ERRCODE = 'RI003',
                   HINT = 'rank it with riido_pg.rank_snapshot(..., model=NAME) or `riido-pg query --model NAME` (with `--model-ranking weighted` for model_structure_weighted)';
     END IF;
-    IF NOT a_policy = ANY (known) THEN
+    -- the policies it ranks: riido_pg.ranking.rank.IN_SQL, written by the migration
+    IF NOT a_policy = ANY (cfg.policies) THEN
         RAISE EXCEPTION 'riido.search: unknown policy %; choose one of %',
-            quote_literal(a_policy), array_to_string(known, ', ') USING ERRCODE = 'RI003';
+            quote_literal(a_policy), array_to_string(cfg.policies, ', ')
+            USING ERRCODE = 'RI003';
     END IF;
     IF a_policy = 'external_hints_baseline_first' AND a_hints IS NULL THEN
         RAISE EXCEPTION 'riido.search: policy % needs a list of hint ids', a_policy

@@ -30,7 +30,7 @@ branch_labels = None
 depends_on = None
 
 #: :func:`digest` as of this revision.
-INSTALLS = "033317e300ade4ca3e67052f106c2d8d578706848fd02eb4ef23157bd597b2d0"
+INSTALLS = "9af848c731bb0d655c7c5efcfe030b017ba58204d85cc1b27ce03c0e165931c9"
 digest = search_functions.digest
 
 
