@@ -141,6 +141,20 @@ BEGIN
         -- short lists (a top k): the rule as written, the emitted ids searched
         a := coalesce(first, '{}');
         b := coalesce(second, '{}');
+    ELSIF (SELECT count(*) FROM (SELECT DISTINCT u.v FROM unnest(first) AS u(v)) AS d)
+              = cardinality(first)
+          AND (SELECT count(*) FROM (SELECT DISTINCT u.v FROM unnest(second) AS u(v)) AS d)
+              = cardinality(second) THEN
+        -- long ones without repeats (a ranking's lists): where each id stands in the
+        -- other list, one join each way
+        a := first;
+        b := second;
+        SELECT array_agg(y.o::integer ORDER BY x.o) INTO a_in_b
+        FROM unnest(first) WITH ORDINALITY AS x(v, o)
+        LEFT JOIN unnest(second) WITH ORDINALITY AS y(v, o) ON y.v = x.v;
+        SELECT array_agg(x.o::integer ORDER BY y.o) INTO b_in_a
+        FROM unnest(second) WITH ORDINALITY AS y(v, o)
+        LEFT JOIN unnest(first) WITH ORDINALITY AS x(v, o) ON x.v = y.v;
     ELSE
         -- long ones: each list without its repeats, and where each id stands in the
         -- other list

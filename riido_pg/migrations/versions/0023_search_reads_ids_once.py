@@ -30,7 +30,7 @@ branch_labels = None
 depends_on = None
 
 #: :func:`digest` as of this revision.
-INSTALLS = "9af848c731bb0d655c7c5efcfe030b017ba58204d85cc1b27ce03c0e165931c9"
+INSTALLS = "603f59c23ab8402f8a8dd24554ecd39c0e51e03f61fa02be4c65291058a5af98"
 digest = search_functions.digest
 
 
