@@ -12,8 +12,9 @@ loopback:
 
 * ``sql``: ``SELECT ... FROM riido.search(snapshot, query, k, policy)``, one round trip;
 * ``python``: ``rank_snapshot(conn, snapshot, query, policy=..., limit=k)``, as an
-  application calling the Python API gets it: since migration 0020 one statement,
-  ``riido.search_ranked`` (riido.search's body), and the Ranking built from its rows;
+  application calling the Python API gets it: one statement, ``riido.search_ranked``
+  (riido.search's body; since migration 0021, at every limit since 0023), and the
+  Ranking built from its rows;
 * ``composed``: the Python API's composed path (``riido_pg.ranking.rank.rank_composed``,
   what ``rank_snapshot`` ran before: its read-only transaction and statements).
 
@@ -21,8 +22,8 @@ The first 20 queries of each policy warm the paths up and are not counted. Every
 triple is also compared: the ids in order must be equal (``mismatches``). Beside the
 p50s, the geometric mean of the per-query ratios with its 95 % paired bootstrap
 interval (``riido_pg.evaluation.significance``), for python/composed (the Python API
-now against before) and sql/python: an interval wholly below 1 says the first path is
-faster beyond this run's noise.
+now against before), sql/python and sql/composed: an interval wholly below 1 says the
+first path is faster beyond this run's noise.
 
     python bench/bench_sql_search.py                        # 31,000 functions
     python bench/bench_sql_search.py --functions 1000000    # the million (long load)
@@ -122,6 +123,7 @@ def measure(
         **summary,
         "p50_ratio": round(summary["sql"]["p50_ms"] / summary["python"]["p50_ms"], 3),
         "paired_ratio": ratio(times, "sql", "python"),
+        "sql_composed_paired_ratio": ratio(times, "sql", "composed"),
         "api_p50_ratio": round(summary["python"]["p50_ms"] / summary["composed"]["p50_ms"], 3),
         "api_paired_ratio": ratio(times, "python", "composed"),
         "mismatches": mismatches,
@@ -205,6 +207,7 @@ def main() -> None:
             "{} [{}, {}]".format(*r["api_paired_ratio"]),
             r["p50_ratio"],
             "{} [{}, {}]".format(*r["paired_ratio"]),
+            "{} [{}, {}]".format(*r["sql_composed_paired_ratio"]),
             r["mismatches"],
         ]
         for r in results
@@ -225,6 +228,7 @@ def main() -> None:
                 "python/composed per query [95 %]",
                 "sql/python p50",
                 "sql/python per query [95 %]",
+                "sql/composed per query [95 %]",
                 "id mismatches",
             ],
             rows,

@@ -39,7 +39,7 @@ from riido_pg.errors import RiidoError
 from riido_pg.ranking import OUT_OF_SCOPE, get_policy, policies
 from riido_pg.ranking.interleave import iter_interleave
 from riido_pg.ranking.rank import (
-    SQL_MAX_LIMIT,
+    IN_SQL,
     Ranking,
     RankOptions,
     in_sql,
@@ -408,6 +408,21 @@ def test_bad_input_raises_one_sql_error(
     assert message in str(caught.value)
 
 
+def test_the_policies_riido_search_ranks_are_the_registrys(
+    conn: psycopg.Connection[Any], corpus: list[Document]
+) -> None:
+    """One list of them: riido.search checks a name against the list the migration
+    wrote from IN_SQL (riido.search_settings()), which the Python API sends to the
+    database; and it is the registry's policies but the learned ones, in its order."""
+    row = conn.execute("SELECT policies FROM riido.search_settings()").fetchone()
+    assert row is not None and row[0] == list(IN_SQL) == SQL_POLICIES
+    with pytest.raises(psycopg.Error) as caught:
+        conn.execute("SELECT * FROM riido.search('demo', 'q', 10, 'bm26')")
+    assert caught.value.diag.message_primary == (
+        "riido.search: unknown policy 'bm26'; choose one of " + ", ".join(SQL_POLICIES)
+    )
+
+
 def test_an_over_long_query(conn: psycopg.Connection[Any], corpus: list[Document]) -> None:
     with pytest.raises(psycopg.Error) as caught:
         conn.execute("SELECT * FROM riido.search('demo', %s)", ("q" * (MAX_QUERY_BYTES + 1),))
@@ -523,20 +538,18 @@ def test_rank_snapshot_gives_the_composed_ranking_field_by_field(
 ) -> None:
     """Every field of the Ranking and of each Candidate (the policy label, the
     out-of-scope fallback, the scores' names, structure_bm25's name scores, the
-    snapshot's size, whether the query has searchable words): rank_snapshot's, and
-    the one statement's for a limit past what rank_snapshot gives it and for none
+    snapshot's size, whether the query has searchable words): rank_snapshot's, which
+    is the one statement at every limit, also past the first hundreds and for none
     (every document)."""
     hints = [d.id for d in corpus[1::9] if not d.id.startswith(tuple(x.id for x in corpus[::5]))]
     use = hints if policy == "external_hints_baseline_first" else None
     for query in QUERIES:
-        for limit in (1, 10):
+        for limit in (1, 10, 101, 500, None):
             api, composed = _both(conn, snapshot, query, policy, limit, use)
             assert api == composed, (snapshot, policy, query, limit)
             assert api.to_dict() == composed.to_dict()
-        for limit in (SQL_MAX_LIMIT + 1, None):
             opts = RankOptions.check(query, policy, limit, use, None, None)
-            direct = run(conn, search_plan(snapshot, query, opts))
-            assert direct == rank_composed(conn, snapshot, query, opts), (policy, query, limit)
+            assert run(conn, search_plan(snapshot, query, opts)) == api  # the statement's
     api, _ = _both(conn, snapshot, "the", policy, 3, use)
     assert not api.searchable  # a stop word alone
     kept = len(corpus[1::5]) + len(corpus[2::5]) + len(corpus[3::5]) + len(corpus[4::5])
@@ -551,9 +564,8 @@ def test_in_sql_takes_what_the_database_ranks_alike() -> None:
         return RankOptions.check("q", policy, limit, hints, params, None)
 
     assert all(in_sql(opts(p)) for p in SQL_POLICIES)
-    assert all(in_sql(opts(p, limit=SQL_MAX_LIMIT)) for p in SQL_POLICIES)
-    assert not any(in_sql(opts(p, limit=SQL_MAX_LIMIT + 1)) for p in SQL_POLICIES)
-    assert not any(in_sql(opts(p, limit=None)) for p in SQL_POLICIES)  # every document
+    assert all(in_sql(opts(p, limit=500)) for p in SQL_POLICIES)  # past the first hundreds
+    assert all(in_sql(opts(p, limit=None)) for p in SQL_POLICIES)  # every document
     assert in_sql(opts("identifier_bm25_fused", {"weight": 4.0}))  # the installed value
     assert not in_sql(opts("identifier_bm25_fused", {"weight": 2.0}))
     assert not in_sql(opts("structure_bm25", {"w_name": 1.0}))
@@ -617,6 +629,11 @@ def test_rank_snapshot_is_one_statement(
         trips = _round_trips(trace)
         assert len(trips) == 1 and "riido.search_ranked" in trips[0], (policy, trips)
         assert len(ranking.candidates) == 2
+        for limit in (500, None):  # at every limit, every document too
+            with _traced(conn, trace):
+                rank_snapshot(conn, "demo", "read config", policy=policy, limit=limit, hints=hints)
+            trips = _round_trips(trace)
+            assert len(trips) == 1 and "riido.search_ranked" in trips[0], (policy, limit)
         with _traced(conn, trace):  # a search answer's texts too (riido-pg mcp)
             found = rank_with_texts(
                 conn,

@@ -6,13 +6,13 @@ The ranking is a plan (:mod:`riido_pg.server.plans`), in one of two shapes:
   SQL function ``riido.search`` (docs/search-from-sql.md), which ranks inside the
   database and returns every field of the :class:`Ranking`. :func:`rank_snapshot`
   (and :mod:`riido_pg.aio`'s) runs it whenever it gives the same ranking
-  (:func:`in_sql`: a policy it runs, with its parameters' installed values, and a
-  limit of at most :data:`SQL_MAX_LIMIT`);
+  (:func:`in_sql`: a policy it runs, with its parameters' installed values, at any
+  limit);
 * **composed** (:func:`snapshot_ranking_plan`, the reference implementation): the
   snapshot's row, the query's terms, :func:`~riido_pg.ranking.policies.resolve` for
   the policy that actually runs, its combiner's statements, then the ids and scores
   the result shows that the combiner did not read. It ranks everything else (other
-  parameter values, larger limits and none, the learned policies, a policy an
+  parameter values, the learned policies, a policy an
   application registered, the caller's documents of :func:`rank_documents`),
   answers the errors the one statement raises in its own words (:class:`Composed`),
   and tests/test_sql_search.py holds the two to the same rankings.
@@ -72,7 +72,6 @@ __all__ = [
     "IN_SQL",
     "NO_WORDS",
     "SEARCH",
-    "SQL_MAX_LIMIT",
     "TEXT",
     "Candidate",
     "Composed",
@@ -240,19 +239,19 @@ def _candidate(row: Row, rank: int, names: dict[int, str], policy: Policy) -> Ca
     )
 
 
-#: The policies ``riido.search`` ranks (every one but the learned ones; sql/search.sql
-#: names them as the registry does).
-IN_SQL = frozenset(
-    {
-        BM25,
-        IDENTIFIER_BM25,
-        IDENTIFIER_BM25_BASELINE_FIRST,
-        IDENTIFIER_BM25_AUXILIARY_FIRST,
-        IDENTIFIER_BM25_FUSED,
-        IDENTIFIER_BM25_RRF,
-        STRUCTURE_BM25,
-        EXTERNAL_HINTS_BASELINE_FIRST,
-    }
+#: The policies ``riido.search`` ranks (every one but the learned ones), in the
+#: registry's order. The one list of them: the migration that installs sql/search.sql
+#: writes it into ``riido.search_settings()`` (``policies``), which riido.search
+#: checks a policy's name against.
+IN_SQL = (
+    BM25,
+    IDENTIFIER_BM25,
+    IDENTIFIER_BM25_BASELINE_FIRST,
+    IDENTIFIER_BM25_AUXILIARY_FIRST,
+    IDENTIFIER_BM25_FUSED,
+    IDENTIFIER_BM25_RRF,
+    STRUCTURE_BM25,
+    EXTERNAL_HINTS_BASELINE_FIRST,
 )
 
 #: The one statement of a ranking in the database: ``riido.search``'s columns and
@@ -290,23 +289,13 @@ class Composed(Exception):
     the composed way (the reason: an SQLSTATE, or ``no documents``)."""
 
 
-#: The largest limit the one statement ranks. It gives the same ranking at any limit
-#: (none: every document), but past the first hundreds it is the slower path: at
-#: 31,000 functions (2026-12-06, bench/bench_sql_search.py) riido.search at k 1,000
-#: took 1.10-1.22x the composed path's time per query for the single lists and the
-#: interleaves, and ranking every document 1.24-1.29x (docs/search-from-sql.md
-#: "Speed").
-SQL_MAX_LIMIT = 100
-
-
 def in_sql(opts: RankOptions) -> bool:
     """Whether ``riido.search_ranked`` gives this call's ranking at no loss: a policy it
     runs, with the values of its parameters the registry declares (those the
-    migration installed: ``riido.search_settings()``), no model, and a limit of at
-    most :data:`SQL_MAX_LIMIT`."""
+    migration installed: ``riido.search_settings()``) and no model, at any limit (none:
+    every document) -- since migration 0023 it is as fast as the composed path past
+    the first hundreds of candidates too (docs/search-from-sql.md "Speed")."""
     if opts.policy.name not in IN_SQL or opts.model is not None:
-        return False
-    if opts.limit is None or opts.limit > SQL_MAX_LIMIT:
         return False
     declared = get_policy(opts.policy.name)
     chosen = opts.policy.combiner

@@ -37,10 +37,11 @@ from riido_pg.ranking.policies import (
     STRUCTURE_W_IDENT,
     STRUCTURE_W_NAME,
 )
+from riido_pg.ranking.rank import IN_SQL
 from riido_pg.ranking.terms import MAX_IDENTIFIER_QUERY_BYTES, MAX_IDENTIFIER_QUERY_LEXEMES
 from riido_pg.resources import sql_text
 
-__all__ = ["digest", "drop", "install", "settings"]
+__all__ = ["digest", "drop", "install", "reinstall", "settings"]
 
 
 def _values() -> list[tuple[str, str, Any]]:
@@ -61,6 +62,7 @@ def _values() -> list[tuple[str, str, Any]]:
         ("structure_recent_prior", "float8", STRUCTURE_RECENT_PRIOR),
         ("test_words", "text[]", sorted(TEST_WORDS)),
         ("example_words", "text[]", sorted(EXAMPLE_WORDS)),
+        ("policies", "text[]", list(IN_SQL)),
     ]
 
 
@@ -93,6 +95,14 @@ def install(conn: Connection[Any], *, again: bool) -> None:
         conn.execute("DROP FUNCTION riido.search_settings()")
     conn.execute(settings())
     conn.execute(sql_text("search"))
+
+
+def reinstall(conn: Connection[Any], dropped: tuple[str, ...]) -> None:
+    """Install the functions again (a migration's upgrade), first dropping those of
+    ``dropped`` (signatures, ``riido.`` omitted) whose arguments or result change."""
+    for signature in dropped:
+        conn.execute(f"DROP FUNCTION IF EXISTS riido.{signature}")
+    install(conn, again=True)
 
 
 def drop(conn: Connection[Any]) -> None:

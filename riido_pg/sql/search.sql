@@ -2,9 +2,9 @@
 --
 -- Installed by migrations/versions/0012_search.py together with two things it
 -- generates from riido_pg when it runs: riido.split_chars (the Unicode classes the
--- identifier splitter reads) and riido.search_settings() (the policies' constants and
--- the query limits). Plain SQL and PL/pgSQL, STABLE: nothing is written, so it runs on
--- a hot standby and for the reader role of `riido-pg db grant-reader`.
+-- identifier splitter reads) and riido.search_settings() (the policies it ranks, their
+-- constants and the query limits). Plain SQL and PL/pgSQL, STABLE: nothing is written,
+-- so it runs on a hot standby and for the reader role of `riido-pg db grant-reader`.
 --
 -- The Python API ranks with riido_pg.splitting, riido_pg.ranking.interleave and the
 -- statements of sql/rank*.sql; the functions here compute the same things in the
@@ -141,6 +141,20 @@ BEGIN
         -- short lists (a top k): the rule as written, the emitted ids searched
         a := coalesce(first, '{}');
         b := coalesce(second, '{}');
+    ELSIF (SELECT count(*) FROM (SELECT DISTINCT u.v FROM unnest(first) AS u(v)) AS d)
+              = cardinality(first)
+          AND (SELECT count(*) FROM (SELECT DISTINCT u.v FROM unnest(second) AS u(v)) AS d)
+              = cardinality(second) THEN
+        -- long ones without repeats (a ranking's lists): where each id stands in the
+        -- other list, one join each way
+        a := first;
+        b := second;
+        SELECT array_agg(y.o::integer ORDER BY x.o) INTO a_in_b
+        FROM unnest(first) WITH ORDINALITY AS x(v, o)
+        LEFT JOIN unnest(second) WITH ORDINALITY AS y(v, o) ON y.v = x.v;
+        SELECT array_agg(x.o::integer ORDER BY y.o) INTO b_in_a
+        FROM unnest(second) WITH ORDINALITY AS y(v, o)
+        LEFT JOIN unnest(first) WITH ORDINALITY AS x(v, o) ON x.v = y.v;
     ELSE
         -- long ones: each list without its repeats, and where each id stands in the
         -- other list
@@ -356,14 +370,16 @@ $$;
 -- a_w6: structure's length prior exponent; a_recent: the snapshot's recently changed
 -- documents, a_w7: the recency prior's factor).
 -- Rows (doc_ord, score, raw units, identifier units, name units: structure's name
--- field, 0 for the others) in rank order.
+-- field, 0 for the others; the id, which the order needs anyway) in rank order.
 CREATE OR REPLACE FUNCTION riido.search_fusion(
     a_segments uuid[], a_removed integer[], a_n bigint, a_len_raw bigint, a_k1 float8,
     a_b float8, a_raw text[], a_len_ident bigint, a_ident text[], a_k integer,
     a_policy text, a_w1 float8, a_w2 float8 DEFAULT NULL, a_w3 float8 DEFAULT NULL,
     a_w4 float8 DEFAULT NULL, a_w5 float8 DEFAULT NULL, a_config regconfig DEFAULT NULL,
     a_w6 float8 DEFAULT NULL, a_recent integer[] DEFAULT NULL, a_w7 float8 DEFAULT NULL
-) RETURNS TABLE (doc_ord integer, score float8, raw bigint, ident bigint, name bigint)
+) RETURNS TABLE (
+    doc_ord integer, score float8, raw bigint, ident bigint, name bigint, doc_id text
+)
 LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
 DECLARE
     removed constant boolean := cardinality(a_removed) > 0;
@@ -491,7 +507,7 @@ top AS (
 ),
 named AS (SELECT t.*, $s$ || riido.search_doc_id_sql() || $s$ AS doc_id FROM top AS t),
 need AS (SELECT greatest($11 - count(*), 0) AS c FROM named)
-SELECT r.doc_ord, r.score, r.raw, r.ident, r.name
+SELECT r.doc_ord, r.score, r.raw, r.ident, r.name, r.doc_id
 FROM (
     SELECT n.doc_ord, n.doc_id, n.score, n.raw, n.ident, n.name, 0 AS part FROM named AS n
     UNION ALL
@@ -601,11 +617,12 @@ $$;
 
 -- One column's ranking, its first a_k (sql/rank.sql): the scored documents by units
 -- descending, then id; then, when fewer than a_k matched (all of them are then in the
--- top), the zero tail in id order. Rows (doc_ord, units) in rank order.
+-- top), the zero tail in id order. Rows (doc_ord, units, id: read for the order, and
+-- returned so the ranking need not read it again) in rank order.
 CREATE OR REPLACE FUNCTION riido.search_column(
     a_segments uuid[], a_removed integer[], a_n bigint, a_len bigint, a_k1 float8,
     a_b float8, a_col text, a_lexemes text[], a_k bigint
-) RETURNS TABLE (doc_ord integer, units bigint)
+) RETURNS TABLE (doc_ord integer, units bigint, doc_id text)
 LANGUAGE plpgsql STABLE PARALLEL SAFE AS $$
 DECLARE
     removed constant boolean := cardinality(a_removed) > 0;
@@ -625,7 +642,7 @@ top AS (
 ),
 named AS (SELECT t.doc_ord, t.units, $s$ || riido.search_doc_id_sql() || $s$ AS doc_id FROM top AS t),
 need AS (SELECT greatest($9 - count(*), 0) AS c FROM named)
-SELECT r.doc_ord, r.units
+SELECT r.doc_ord, r.units, r.doc_id
 FROM (
     SELECT n.doc_ord, n.units, n.doc_id, 0 AS part FROM named AS n
     UNION ALL
@@ -663,7 +680,10 @@ CREATE OR REPLACE FUNCTION riido.search_ranked(
     score float8, name_bm25_score float8, total integer, searchable boolean
 )
 LANGUAGE plpgsql STABLE
-SET work_mem = '32MB'
+-- work_mem: the composed path's; jit off: a statement's estimate on arrays of
+-- unknown length (k) passes jit_above_cost, and compiling costs more than any of
+-- these statements runs (every document at 31,000 functions: 420 ms with, 270 without)
+SET work_mem = '32MB' SET jit = off
 AS $$
 DECLARE
     cfg record;
@@ -680,8 +700,11 @@ DECLARE
     identifier boolean;
     r_ords integer[] := '{}';
     r_units bigint[] := '{}';
+    r_ids text[] := '{}';
     i_ords integer[] := '{}';
     i_units bigint[] := '{}';
+    i_ids text[] := '{}';
+    f_ids text[];
     n_units bigint[];
     f_raw bigint[];
     f_ident bigint[];
@@ -696,10 +719,6 @@ DECLARE
     out_scores float8[];
     test_prior float8;
     example_prior float8;
-    known constant text[] := ARRAY[
-        'bm25', 'identifier_bm25', 'identifier_bm25_baseline_first',
-        'identifier_bm25_auxiliary_first', 'identifier_bm25_fused', 'identifier_bm25_rrf',
-        'structure_bm25', 'external_hints_baseline_first'];
 BEGIN
     SELECT * INTO cfg FROM riido.search_settings();
     IF a_snapshot IS NULL OR a_query IS NULL OR a_k IS NULL OR a_policy IS NULL THEN
@@ -723,9 +742,11 @@ BEGIN
             USING ERRCODE = 'RI003',
                   HINT = 'rank it with riido_pg.rank_snapshot(..., model=NAME) or `riido-pg query --model NAME` (with `--model-ranking weighted` for model_structure_weighted)';
     END IF;
-    IF NOT a_policy = ANY (known) THEN
+    -- the policies it ranks: riido_pg.ranking.rank.IN_SQL, written by the migration
+    IF NOT a_policy = ANY (cfg.policies) THEN
         RAISE EXCEPTION 'riido.search: unknown policy %; choose one of %',
-            quote_literal(a_policy), array_to_string(known, ', ') USING ERRCODE = 'RI003';
+            quote_literal(a_policy), array_to_string(cfg.policies, ', ')
+            USING ERRCODE = 'RI003';
     END IF;
     IF a_policy = 'external_hints_baseline_first' AND a_hints IS NULL THEN
         RAISE EXCEPTION 'riido.search: policy % needs a list of hint ids', a_policy
@@ -798,20 +819,22 @@ BEGIN
         -- each list's first k (what the Python API cuts each list at), with its units
         IF chosen <> 'identifier_bm25' THEN
             SELECT coalesce(array_agg(c.doc_ord ORDER BY c.o), '{}'),
-                   coalesce(array_agg(c.units ORDER BY c.o), '{}')
-            INTO first_list, r_units
+                   coalesce(array_agg(c.units ORDER BY c.o), '{}'),
+                   coalesce(array_agg(c.doc_id ORDER BY c.o), '{}')
+            INTO first_list, r_units, r_ids
             FROM riido.search_column(segs, snap.removed, snap.document_count, snap.len_raw,
                                      snap.k1, snap.b, 'raw', raw_lex, n_k)
-                 WITH ORDINALITY AS c(doc_ord, units, o);
+                 WITH ORDINALITY AS c(doc_ord, units, doc_id, o);
             r_ords := first_list;
         END IF;
         IF identifier THEN
             SELECT coalesce(array_agg(c.doc_ord ORDER BY c.o), '{}'),
-                   coalesce(array_agg(c.units ORDER BY c.o), '{}')
-            INTO second_list, i_units
+                   coalesce(array_agg(c.units ORDER BY c.o), '{}'),
+                   coalesce(array_agg(c.doc_id ORDER BY c.o), '{}')
+            INTO second_list, i_units, i_ids
             FROM riido.search_column(segs, snap.removed, snap.document_count, snap.len_ident,
                                      snap.k1, snap.b, 'ident', ident_lex, n_k)
-                 WITH ORDINALITY AS c(doc_ord, units, o);
+                 WITH ORDINALITY AS c(doc_ord, units, doc_id, o);
             i_ords := second_list;
         END IF;
         IF chosen = 'external_hints_baseline_first' THEN
@@ -841,8 +864,12 @@ BEGIN
             out_ords := riido.interleave(second_list, first_list, n_k);
         END IF;
         -- the scores of results one list did not hold (lists.units_of)
-        -- (a set difference: hashed or sorted, not a scan of r_ords per result)
-        missing_ords := ARRAY(SELECT unnest(out_ords) EXCEPT SELECT unnest(r_ords));
+        -- (a set difference: hashed or sorted, not a scan of r_ords per result; none
+        -- when the list holds every document, or is the result)
+        missing_ords := CASE WHEN chosen = 'bm25' OR cardinality(r_ords) >= snap.document_count
+                             THEN '{}'
+                             ELSE ARRAY(SELECT unnest(out_ords) EXCEPT SELECT unnest(r_ords))
+                        END;
         IF cardinality(missing_ords) > 0 THEN
             SELECT r_ords || coalesce(array_agg(x.doc_ord), '{}'),
                    r_units || coalesce(array_agg(x.units), '{}')
@@ -850,8 +877,12 @@ BEGIN
             FROM riido.search_scored(segs, snap.removed, snap.document_count, snap.len_raw,
                                      snap.k1, snap.b, 'raw', raw_lex, missing_ords) AS x;
         END IF;
-        missing_ords := ARRAY(SELECT unnest(out_ords) EXCEPT SELECT unnest(i_ords));
-        IF identifier AND cardinality(missing_ords) > 0 THEN
+        missing_ords := CASE WHEN NOT identifier OR chosen = 'identifier_bm25'
+                                  OR cardinality(i_ords) >= snap.document_count
+                             THEN '{}'
+                             ELSE ARRAY(SELECT unnest(out_ords) EXCEPT SELECT unnest(i_ords))
+                        END;
+        IF cardinality(missing_ords) > 0 THEN
             SELECT i_ords || coalesce(array_agg(x.doc_ord), '{}'),
                    i_units || coalesce(array_agg(x.units), '{}')
             INTO i_ords, i_units
@@ -871,8 +902,9 @@ BEGIN
                coalesce(array_agg(f.score ORDER BY f.o), '{}'),
                coalesce(array_agg(f.raw ORDER BY f.o), '{}'),
                coalesce(array_agg(f.ident ORDER BY f.o), '{}'),
-               coalesce(array_agg(f.name ORDER BY f.o), '{}')
-        INTO out_ords, out_scores, f_raw, f_ident, n_units
+               coalesce(array_agg(f.name ORDER BY f.o), '{}'),
+               coalesce(array_agg(f.doc_id ORDER BY f.o), '{}')
+        INTO out_ords, out_scores, f_raw, f_ident, n_units, f_ids
         FROM riido.search_fusion(
                  segs, snap.removed, snap.document_count, snap.len_raw, snap.k1, snap.b,
                  raw_lex, snap.len_ident, ident_lex, n_k::integer, chosen,
@@ -882,17 +914,21 @@ BEGIN
                  cfg.structure_w_name, test_prior, example_prior, cfg.structure_name_match,
                  snap.text_config::regconfig, cfg.structure_length_prior, snap.recent,
                  cfg.structure_recent_prior)
-             WITH ORDINALITY AS f(doc_ord, score, raw, ident, name, o);
+             WITH ORDINALITY AS f(doc_ord, score, raw, ident, name, doc_id, o);
     END IF;
 
+    -- each result's id as its list or fusion read it (r_ids and i_ids: the lists' ids,
+    -- NULL for the scores appended to them); looked up only for a hint no list held
     RETURN QUERY
     SELECT o.pos::integer,
-           (SELECT d.doc_id FROM riido.documents AS d
-            WHERE d.segment_id = (
-                      SELECT g.segment_id FROM riido.segments AS g
-                      WHERE g.segment_id = ANY(segs)
-                        AND o.doc_ord >= g.first_ord AND o.doc_ord < g.first_ord + g.documents)
-              AND d.doc_ord = o.doc_ord),
+           coalesce(o.doc_id, r.doc_id, i.doc_id,
+                    (SELECT d.doc_id FROM riido.documents AS d
+                     WHERE d.segment_id = (
+                               SELECT g.segment_id FROM riido.segments AS g
+                               WHERE g.segment_id = ANY(segs)
+                                 AND o.doc_ord >= g.first_ord
+                                 AND o.doc_ord < g.first_ord + g.documents)
+                       AND d.doc_ord = o.doc_ord)),
            coalesce(r.units, o.raw, 0)::float8 / cfg.scale,
            CASE WHEN identifier
                 THEN coalesce(i.units, o.ident, 0)::float8 / cfg.scale END,
@@ -903,10 +939,12 @@ BEGIN
            snap.document_count,
            has_words
     -- a fusion's units come in its rows' order (f_raw, f_ident), a list's by doc_ord
-    FROM unnest(coalesce(out_ords, '{}'), out_scores, n_units, f_raw, f_ident)
-         WITH ORDINALITY AS o(doc_ord, score, name, raw, ident, pos)
-    LEFT JOIN unnest(r_ords, r_units) AS r(doc_ord, units) ON r.doc_ord = o.doc_ord
-    LEFT JOIN unnest(i_ords, i_units) AS i(doc_ord, units) ON i.doc_ord = o.doc_ord
+    FROM unnest(coalesce(out_ords, '{}'), out_scores, n_units, f_raw, f_ident, f_ids)
+         WITH ORDINALITY AS o(doc_ord, score, name, raw, ident, doc_id, pos)
+    LEFT JOIN unnest(r_ords, r_units, r_ids) AS r(doc_ord, units, doc_id)
+      ON r.doc_ord = o.doc_ord
+    LEFT JOIN unnest(i_ords, i_units, i_ids) AS i(doc_ord, units, doc_id)
+      ON i.doc_ord = o.doc_ord
     ORDER BY o.pos;
 END
 $$;

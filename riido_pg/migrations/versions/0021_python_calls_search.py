@@ -39,14 +39,15 @@ digest = search_functions.digest
 def upgrade() -> None:
     conn = op.get_bind().connection.driver_connection
     assert conn is not None  # a psycopg connection under alembic's SQLAlchemy one
-    for signature in (
-        "search_ranked(text, text, integer, text, text[])",
-        "search_fusion(uuid[], integer[], bigint, bigint, float8, float8, text[], bigint, "
-        "text[], integer, text, float8, float8, float8, float8, float8, regconfig, float8, "
-        "integer[], float8)",
-    ):
-        conn.execute(f"DROP FUNCTION IF EXISTS riido.{signature}")
-    search_functions.install(conn, again=True)
+    search_functions.reinstall(
+        conn,
+        (
+            "search_ranked(text, text, integer, text, text[])",
+            "search_fusion(uuid[], integer[], bigint, bigint, float8, float8, text[], bigint, "
+            "text[], integer, text, float8, float8, float8, float8, float8, regconfig, float8, "
+            "integer[], float8)",
+        ),
+    )
 
 
 def downgrade() -> None:
