@@ -13,7 +13,7 @@ loopback:
 * ``sql``: ``SELECT ... FROM riido.search(snapshot, query, k, policy)``, one round trip;
 * ``python``: ``rank_snapshot(conn, snapshot, query, policy=..., limit=k)``, as an
   application calling the Python API gets it: one statement, ``riido.search_ranked``
-  (riido.search's body; since migration 0021, at every limit since 0023), and the
+  (riido.search's body; since migration 0021, at every limit since 0024), and the
   Ranking built from its rows;
 * ``composed``: the Python API's composed path (``riido_pg.ranking.rank.rank_composed``,
   what ``rank_snapshot`` ran before: its read-only transaction and statements).

@@ -293,7 +293,7 @@ def in_sql(opts: RankOptions) -> bool:
     """Whether ``riido.search_ranked`` gives this call's ranking at no loss: a policy it
     runs, with the values of its parameters the registry declares (those the
     migration installed: ``riido.search_settings()``) and no model, at any limit (none:
-    every document) -- since migration 0023 it is as fast as the composed path past
+    every document) -- since migration 0024 it is as fast as the composed path past
     the first hundreds of candidates too (docs/search-from-sql.md "Speed")."""
     if opts.policy.name not in IN_SQL or opts.model is not None:
         return False

@@ -13,8 +13,8 @@ dropping the two functions whose result changed. Downgrading keeps them: the
 functions of revision 0022 are not stored anywhere to go back to, and these rank every
 policy the same.
 
-Revision ID: 0023
-Revises: 0022
+Revision ID: 0024
+Revises: 0023
 Create Date: 2026-12-06
 """
 
@@ -24,8 +24,8 @@ from alembic import op
 
 from riido_pg.server import search_functions
 
-revision = "0023"
-down_revision = "0022"
+revision = "0024"
+down_revision = "0023"
 branch_labels = None
 depends_on = None
 
