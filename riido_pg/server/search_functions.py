@@ -99,10 +99,13 @@ def install(conn: Connection[Any], *, again: bool) -> None:
 
 def reinstall(conn: Connection[Any], dropped: tuple[str, ...]) -> None:
     """Install the functions again (a migration's upgrade), first dropping those of
-    ``dropped`` (signatures, ``riido.`` omitted) whose arguments or result change."""
-    for signature in dropped:
+    ``dropped`` (signatures, ``riido.`` omitted) whose arguments or result change, and
+    the settings (their columns may have changed). Each only if it exists: a
+    migration whose downgrade dropped every function (:func:`drop`) is upgraded
+    again from a schema without them."""
+    for signature in (*dropped, "search_settings()"):
         conn.execute(f"DROP FUNCTION IF EXISTS riido.{signature}")
-    install(conn, again=True)
+    install(conn, again=False)
 
 
 def drop(conn: Connection[Any]) -> None:

@@ -66,19 +66,19 @@ def upgrade() -> None:
             "VALUES (%s, %s, %s)",
             (snapshot_id, last + 1, segment),
         )
-    # functions whose arguments changed, or that search.sql no longer has; and the
-    # settings, which a downgrade from here dropped with the rest
-    for signature in (
-        # structure_bm25's name match (riido.qualified_words, 0015) adds two arguments
-        "search_fusion(uuid[], integer[], bigint, bigint, float8, float8, text[], bigint, "
-        "text[], integer, text, float8, float8, float8, float8)",
-        "search_removed_sql(boolean)",
-        "search_gone_sql(text, text, text)",
-        "search_kept_sql(text)",
-        "search_settings()",
-    ):
-        conn.execute(f"DROP FUNCTION IF EXISTS riido.{signature}")
-    search_functions.install(conn, again=False)
+    # functions whose arguments changed, or that search.sql no longer has (the
+    # settings, which a downgrade from here dropped with the rest, go too)
+    search_functions.reinstall(
+        conn,
+        (
+            # structure_bm25's name match (riido.qualified_words, 0015) adds two arguments
+            "search_fusion(uuid[], integer[], bigint, bigint, float8, float8, text[], bigint, "
+            "text[], integer, text, float8, float8, float8, float8)",
+            "search_removed_sql(boolean)",
+            "search_gone_sql(text, text, text)",
+            "search_kept_sql(text)",
+        ),
+    )
 
 
 def downgrade() -> None:

@@ -31,14 +31,14 @@ digest = search_functions.digest
 def upgrade() -> None:
     conn = op.get_bind().connection.driver_connection
     assert conn is not None  # a psycopg connection under alembic's SQLAlchemy one
-    for signature in (
-        # the length prior's exponent is a new last argument
-        "search_fusion(uuid[], integer[], bigint, bigint, float8, float8, text[], bigint, "
-        "text[], integer, text, float8, float8, float8, float8, float8, regconfig)",
-        "search_settings()",
-    ):
-        conn.execute(f"DROP FUNCTION IF EXISTS riido.{signature}")
-    search_functions.install(conn, again=False)
+    search_functions.reinstall(
+        conn,
+        (
+            # the length prior's exponent is a new last argument
+            "search_fusion(uuid[], integer[], bigint, bigint, float8, float8, text[], bigint, "
+            "text[], integer, text, float8, float8, float8, float8, float8, regconfig)",
+        ),
+    )
 
 
 def downgrade() -> None:

@@ -35,14 +35,14 @@ def upgrade() -> None:
     conn = op.get_bind().connection.driver_connection
     assert conn is not None  # a psycopg connection under alembic's SQLAlchemy one
     conn.execute("ALTER TABLE riido.snapshots ADD COLUMN recent integer[] NOT NULL DEFAULT '{}'")
-    for signature in (
-        # the recent documents and the recency factor are new last arguments
-        "search_fusion(uuid[], integer[], bigint, bigint, float8, float8, text[], bigint, "
-        "text[], integer, text, float8, float8, float8, float8, float8, regconfig, float8)",
-        "search_settings()",
-    ):
-        conn.execute(f"DROP FUNCTION IF EXISTS riido.{signature}")
-    search_functions.install(conn, again=False)
+    search_functions.reinstall(
+        conn,
+        (
+            # the recent documents and the recency factor are new last arguments
+            "search_fusion(uuid[], integer[], bigint, bigint, float8, float8, text[], bigint, "
+            "text[], integer, text, float8, float8, float8, float8, float8, regconfig, float8)",
+        ),
+    )
 
 
 def downgrade() -> None:
