@@ -86,9 +86,8 @@ class Extraction:
     @property
     def digest(self) -> str | None:
         """8 hex digits naming the options, or None for the defaults."""
-        if self.langs is None and not self.excludes and not self.info_exclude:
-            if not self.no_tests:
-                return None
+        if self.langs is None and not self.excludes and not self.info_exclude and not self.no_tests:
+            return None
         text = json.dumps(self._fields(), sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
 
