@@ -46,6 +46,7 @@ from structure import (
     evaluate,
     mean_interval,
     measured,
+    registered,
     significantly_lower,
     versus_control,
 )
@@ -53,8 +54,7 @@ from structure import (
 from riido_pg.evaluation import batch as batch_module
 from riido_pg.evaluation import scoring
 from riido_pg.evaluation.scoring import ColumnWeights
-from riido_pg.ranking import Policy, register_policy
-from riido_pg.ranking.policies import STRUCTURE_BM25, get_policy, policies
+from riido_pg.ranking.policies import STRUCTURE_BM25, get_policy
 from riido_pg.ranking.policy.skeleton import IDENT, NAME, RAW, EvalScores
 from riido_pg.ranking.policy.structure import Structure
 
@@ -300,9 +300,7 @@ class FieldsTogether(Structure):
 
 def fields_together(w: float, r: float) -> str:
     name = f"bm25f_w{w:g}_r{r:g}"
-    if name not in {x.name for x in policies()}:
-        register_policy(Policy(name, FieldsTogether(w, r), name))
-    return name
+    return registered(name, lambda: FieldsTogether(w, r))
 
 
 class Siblings(Coordinated):
@@ -330,9 +328,7 @@ class Siblings(Coordinated):
 
 def siblings(p: float, cols: str, by_idf: bool = False) -> str:
     name = f"sibling{'_idf' if by_idf else ''}_{cols}_p{p:g}"
-    if name not in {x.name for x in policies()}:
-        register_policy(Policy(name, Siblings(p, cols, by_idf), name))
-    return name
+    return registered(name, lambda: Siblings(p, cols, by_idf))
 
 
 #: Per question of the corpus being evaluated: the rank correlation of the documents'
@@ -360,9 +356,7 @@ class Lengths(Coordinated):
 
 def coordinated(p: float, cols: str, by_idf: bool = False) -> str:
     name = f"coord{'_idf' if by_idf else ''}_{cols}_p{p:g}"
-    if name not in {x.name for x in policies()}:
-        register_policy(Policy(name, Coordinated(p, cols, by_idf), name))
-    return name
+    return registered(name, lambda: Coordinated(p, cols, by_idf))
 
 
 def significantly_higher(m: dict[str, Any], base: dict[str, Any]) -> bool:
@@ -422,7 +416,7 @@ def main() -> None:
     args = p.parse_args()
     if args.lengths:
         name = "coord_lengths"
-        register_policy(Policy(name, Lengths(0.0, "all", False), name))
+        registered(name, lambda: Lengths(0.0, "all", False))
         with database(args.dsn, args.reuse, args.keep) as dsn:
             for path in [*args.history, *args.beir, *args.check]:
                 CORRELATIONS.clear()

@@ -29,12 +29,12 @@ from structure import (
     evaluate,
     mean_difference,
     measured,
+    registered,
     significantly_lower,
     versus_control,
 )
 
-from riido_pg.ranking import Policy, register_policy
-from riido_pg.ranking.policies import STRUCTURE_BM25, get_policy, policies
+from riido_pg.ranking.policies import STRUCTURE_BM25, get_policy
 
 FACTORS = (1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
 
@@ -42,10 +42,9 @@ FACTORS = (1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0)
 def shipped_with(recent: float) -> str:
     """``structure_bm25``'s shipped constants with this recency factor, registered."""
     name = f"structure_bm25_r{recent:g}"
-    if name not in {p.name for p in policies()}:
-        combiner = get_policy(STRUCTURE_BM25).combiner.configured({"recent_prior": recent})
-        register_policy(Policy(name, combiner, name))
-    return name
+    return registered(
+        name, lambda: get_policy(STRUCTURE_BM25).combiner.configured({"recent_prior": recent})
+    )
 
 
 def main() -> None:

@@ -43,7 +43,7 @@ from the control with its 95 % paired bootstrap interval over questions
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -64,6 +64,7 @@ from riido_pg.ranking.policies import (
     get_policy,
     policies,
 )
+from riido_pg.ranking.policy.skeleton import Combiner
 from riido_pg.ranking.policy.structure import Structure
 
 W_IDENT = (4.0, 6.0, 8.0)
@@ -75,6 +76,14 @@ EXAMPLE_PRIORS = (1.0, 0.5, 0.3, 0.1)
 MEASURES = ("recall@1", "recall@10", "mrr")
 CONTROL = IDENTIFIER_BM25_BASELINE_FIRST
 SHIPPED = (BM25, CONTROL, IDENTIFIER_BM25_FUSED, IDENTIFIER_BM25_RRF, STRUCTURE_BM25)
+
+
+def registered(name: str, combiner: Callable[[], Combiner]) -> str:
+    """``name``, registered as a policy ranking by ``combiner()`` unless it is one
+    already (a variant is registered once, however often a sweep names it)."""
+    if name not in {p.name for p in policies()}:
+        register_policy(Policy(name, combiner(), name))
+    return name
 
 
 def variant(
@@ -90,10 +99,9 @@ def variant(
     name = f"structure_i{w_ident:g}_n{w_name:g}_t{test:g}_e{example:g}_m{match:g}_l{length:g}"
     if recent != 1.0:
         name += f"_r{recent:g}"
-    if name not in {p.name for p in policies()}:
-        combiner = Structure(w_ident, w_name, test, example, match, length, recent)
-        register_policy(Policy(name, combiner, name))
-    return name
+    return registered(
+        name, lambda: Structure(w_ident, w_name, test, example, match, length, recent)
+    )
 
 
 def evaluate(dsn: str, corpus: Path, names: list[str]) -> dict[str, Any]:
