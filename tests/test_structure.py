@@ -461,6 +461,31 @@ def test_the_sql_test_document_equals_its_python_twin(
     ]
 
 
+_HOSTILE_TEXTS = [  # (text, marked): sizes a 1 MB source file allows, and malformed attributes
+    ("//x\n" * 200_000 + "#[test]\nfn a() {}", True),  # 200,000 leading comment lines
+    ("//x\n" * 200_000 + "fn a() {}", False),
+    ("#[inline]\n" * 100_000 + "#[tokio::test]\nfn a() {}", True),
+    ("#[" + "a" * 500_000, False),  # an attribute that never closes
+    ("#[" + "a::" * 200_000 + "test]", True),  # a path of 200,000 parts
+    ("#[" + "a::" * 200_000, False),
+    (" \t" * 300_000 + "\n#[cfg(test)]", True),
+    ("/*" * 300_000, False),
+    ("#[test" + "\u00e9" * 100_000, False),
+]
+
+
+def test_hostile_texts_are_judged_alike_in_python_and_sql(
+    conn: psycopg.Connection[Any],
+) -> None:
+    """Huge or malformed leading lines neither hang nor mislead the test attribute rule:
+    Python's ``re`` and PostgreSQL's regular expressions give the same answer."""
+    doc_id = "src/lib.rs:a:1"
+    for text, marked in _HOSTILE_TEXTS:
+        assert has_test_attribute(text) is marked, text[:20]
+        (got,) = conn.execute("SELECT riido.test_document(%s, %s)", (doc_id, text)).fetchone()  # type: ignore[misc]
+        assert got is marked, text[:20]
+
+
 def test_qualified_words() -> None:
     assert qualified_words("src/click/core.py:Context.invoke:740") == "context invoke"
     assert qualified_words("a.go:HTTPServer.Serve:7#2") == "http server serve"
