@@ -14,12 +14,14 @@ from collections import deque
 from collections.abc import Hashable, Iterator, Sequence
 from typing import TypeVar
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import riido_pg
 from riido_pg import auxiliary_first, baseline_first
+from riido_pg.evaluation.walks import Pair
 from riido_pg.ranking import interleave as interleave_module
 
 T = TypeVar("T", bound=Hashable)
@@ -281,3 +283,90 @@ def test_interleave_until_is_the_generators_prefix(
         ranks[0],
         merged[: ranks[0] - 1],
     )
+
+
+# --- the evaluation's batch walks -------------------------------------------------
+
+
+def _flat(lists: list[list[int]]) -> tuple[np.ndarray, np.ndarray]:
+    starts = np.zeros(len(lists) + 1, dtype=np.int64)
+    np.cumsum([len(x) for x in lists], out=starts[1:])
+    return np.asarray([x for xs in lists for x in xs], dtype=np.int64), starts
+
+
+_questions = st.lists(
+    st.tuples(
+        st.lists(st.integers(0, 11), max_size=14),
+        st.lists(st.integers(0, 11), max_size=14),
+        st.sets(st.integers(0, 11), max_size=4),
+    ),
+    min_size=1,
+    max_size=5,
+)
+
+
+def _check_walks(questions: list[tuple[list[int], list[int], set[int]]]) -> None:
+    first, first_starts = _flat([a for a, _, _ in questions])
+    second, second_starts = _flat([b for _, b, _ in questions])
+    rows = np.asarray([q for q, (_, _, t) in enumerate(questions) for _ in t], dtype=np.int64)
+    ids = np.asarray([x for _, _, t in questions for x in t], dtype=np.int64)
+    pair = Pair(first, first_starts, second, second_starts, rows, ids, 12)
+    for first_leads in (True, False):
+        walks = pair.walk(first_leads)
+        for q, (a, b, targets) in enumerate(questions):
+            lead, follow = (a, b) if first_leads else (b, a)
+            fa, fb = (
+                slice(first_starts[q], first_starts[q + 1]),
+                slice(second_starts[q], second_starts[q + 1]),
+            )
+            above = first[fa][walks.first_above[fa]].tolist()
+            above += second[fb][walks.second_above[fb]].tolist()
+            try:
+                rank, expected = interleave_module.interleave_until(lead, follow, targets)
+            except ValueError:
+                assert walks.ranks[q] == 0
+                continue
+            assert walks.ranks[q] == rank
+            # each document once, in either list: the same documents as the walk's
+            assert sorted(above) == sorted(expected)
+
+
+@settings(max_examples=600, deadline=None)
+@given(_questions)
+def test_batch_walks_equal_interleave_until(
+    questions: list[tuple[list[int], list[int], set[int]]],
+) -> None:
+    """Random lists with repeats and shared ids, empty lists, targets in one list,
+    in both or in neither, several questions at once and either list leading: the
+    rank and the documents above the first target are ``interleave_until``'s."""
+    _check_walks(questions)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.permutations(range(12)),
+            st.permutations(range(12)),
+            st.sets(st.integers(0, 11), min_size=1, max_size=3),
+        ),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_batch_walks_equal_interleave_until_on_rankings(
+    rankings: list[tuple[list[int], list[int], set[int]]],
+) -> None:
+    """The evaluation's case: two rankings of the same documents, each cut after its
+    first target (so no repeats, and the walk stops before either list runs out)."""
+    questions = []
+    for a, b, targets in rankings:
+        cut_a = next(k for k, x in enumerate(a) if x in targets) + 1
+        cut_b = next(k for k, x in enumerate(b) if x in targets) + 1
+        questions.append((list(a[:cut_a]), list(b[:cut_b]), targets))
+    _check_walks(questions)
+
+
+def test_batch_walks_on_no_questions_and_a_lone_list() -> None:
+    _check_walks([([], [], set())])
+    _check_walks([([3, 3, 1], [], {1}), ([], [2, 2, 5], {5}), ([4], [4], {4})])

@@ -30,6 +30,7 @@ import numpy as np
 import numpy.typing as npt
 from psycopg import sql
 
+from riido_pg.evaluation.walks import Pair
 from riido_pg.ranking import bm25
 from riido_pg.ranking.inputs import MODEL
 from riido_pg.server.connect import Conn
@@ -214,8 +215,8 @@ class FirstTargets:
     best_score: FloatArray
     before: BoolArray  # per stored score: does that document rank before the first target?
     #: Every question's stored documents ranked before its first target, in ranking
-    #: order, one flat list, and where each question's start (computed on first use).
-    _ahead: tuple[list[int], list[int]] | None = None
+    #: order, one flat array, and where each question's start (computed on first use).
+    _ahead: tuple[IntArray, IntArray] | None = None
 
     def _row(self, i: int) -> tuple[IntArray, FloatArray, slice]:
         sl = slice(int(self.scores.indptr[i]), int(self.scores.indptr[i + 1]))
@@ -233,13 +234,47 @@ class FirstTargets:
     def prefix(self, i: int) -> list[int]:
         """The ranking down to (and including) question i's first target."""
         flat, starts = self._ahead_lists()
-        ahead = flat[starts[i] : starts[i + 1]]
+        ahead: list[int] = flat[starts[i] : starts[i + 1]].tolist()
         if self.best_score[i] == 0:  # the zero-score documents before it, in id order
             ahead += self._zeros(self._row(i)[0], int(self.best[i]))
         ahead.append(int(self.best[i]))
         return ahead
 
-    def _ahead_lists(self) -> tuple[list[int], list[int]]:
+    def prefixes(self) -> tuple[IntArray, IntArray]:
+        """Every question's :meth:`prefix`, one flat array, and where each starts."""
+        flat, starts = self._ahead_lists()
+        m, n_rows = self.scores, len(self.best)
+        rows = np.repeat(np.arange(n_rows, dtype=np.int64), np.diff(starts))
+        # the zero-score documents before a zero-score target: every place below it
+        # that its row does not store, in place order
+        zero = np.flatnonzero(self.best_score == 0)
+        free = np.ones((len(zero), self.n_docs), dtype=bool)
+        where = np.full(n_rows, -1, dtype=np.int64)
+        where[zero] = np.arange(len(zero), dtype=np.int64)
+        entry_rows = where[np.repeat(np.arange(n_rows, dtype=np.int64), np.diff(m.indptr))]
+        stored = entry_rows >= 0
+        free[entry_rows[stored], m.indices[stored]] = False
+        free &= np.arange(self.n_docs, dtype=np.int64) < self.best[zero][:, None]
+        zero_at, zero_places = np.nonzero(free)
+        zero_rows = zero[zero_at]
+        n_zero = np.bincount(zero_rows, minlength=n_rows)
+        n_ahead = np.diff(starts)
+        out_starts = np.zeros(n_rows + 1, dtype=np.int64)
+        np.cumsum(n_ahead + n_zero + 1, out=out_starts[1:])
+        out = np.empty(int(out_starts[-1]), dtype=np.int64)
+        out[out_starts[rows] + np.arange(len(flat), dtype=np.int64) - starts[rows]] = flat
+        zero_starts = np.zeros(n_rows + 1, dtype=np.int64)
+        np.cumsum(n_zero, out=zero_starts[1:])
+        out[
+            out_starts[zero_rows]
+            + n_ahead[zero_rows]
+            + np.arange(len(zero_rows), dtype=np.int64)
+            - zero_starts[zero_rows]
+        ] = zero_places
+        out[out_starts[1:] - 1] = self.best
+        return out, out_starts
+
+    def _ahead_lists(self) -> tuple[IntArray, IntArray]:
         """The batch's documents ahead of the first targets, sorted once (score
         descending, place ascending, per question)."""
         if self._ahead is None:
@@ -249,8 +284,7 @@ class FirstTargets:
             ords, data = m.indices[picked], m.data[picked]
             starts = np.zeros(m.shape[0] + 1, dtype=np.int64)
             np.cumsum(np.bincount(rows, minlength=m.shape[0]), out=starts[1:])
-            flat = ords[_row_order(rows, data)]
-            self._ahead = (flat.tolist(), starts.tolist())
+            self._ahead = (ords[_row_order(rows, data)].astype(np.int64), starts)
         return self._ahead
 
     def above_sums(self, values: IntArray) -> IntArray:
@@ -380,6 +414,12 @@ class Batch:
     _firsts: dict[str, FirstTargets] = field(default_factory=dict)
     _above: dict[str, IntArray] = field(default_factory=dict)
     _cost_table: IntArray | None = None
+    _pairs: dict[tuple[str, str], tuple[Pair, list[tuple[IntArray, IntArray]]]] = field(
+        default_factory=dict
+    )
+    _interleaved: dict[tuple[str, str], tuple[list[int], list[tuple[int, int]]]] = field(
+        default_factory=dict
+    )
 
     def derive(self, key: str, matrix: sp.csr_matrix) -> None:
         self.derived[key] = matrix
@@ -435,6 +475,41 @@ class Batch:
     def cost_of(self, places: Sequence[int]) -> tuple[int, int]:
         chars, tokens = self._costs()[np.asarray(places, dtype=np.int64)].sum(axis=0).tolist()
         return chars, tokens
+
+    def interleaved(self, first: str, second: str, i: int) -> tuple[int, tuple[int, int]]:
+        """Question i's first target's rank in the interleave of two columns'
+        rankings (``first`` leading) and the characters and tokens above it, every
+        question of the batch walked on first use (:mod:`riido_pg.evaluation.walks`)."""
+        key = (first, second)
+        if key not in self._interleaved:
+            self._interleaved[key] = self._walk(first, second)
+        ranks, costs = self._interleaved[key]
+        rank = ranks[i]
+        if rank == 0:
+            raise ValueError("no target in the ranking")
+        return rank, costs[i]
+
+    def _walk(self, first: str, second: str) -> tuple[list[int], list[tuple[int, int]]]:
+        names = (first, second) if first <= second else (second, first)
+        if names not in self._pairs:
+            lists = [self.firsts(name).prefixes() for name in names]
+            (a, a_starts), (b, b_starts) = lists
+            pair = Pair(a, a_starts, b, b_starts, self.target_rows, self.target_ords, self.n_docs)
+            self._pairs[names] = (pair, lists)
+        pair, lists = self._pairs[names]
+        walks = pair.walk(first_leads=first == names[0])
+        table = self._costs()
+        n_rows = len(lists[0][1]) - 1
+        costs = np.zeros((n_rows, 2), dtype=np.int64)
+        for (places, starts), above in zip(
+            lists, (walks.first_above, walks.second_above), strict=True
+        ):
+            picked = np.flatnonzero(above)
+            total = np.zeros((len(picked) + 1, 2), dtype=np.int64)
+            np.cumsum(table[places[picked]], axis=0, out=total[1:])
+            ends = np.searchsorted(picked, starts)  # each row's picked entries, as a range
+            costs += total[ends[1:]] - total[ends[:-1]]
+        return walks.ranks.tolist(), [(c, t) for c, t in costs.tolist()]
 
     def _costs(self) -> IntArray:
         """Places x (characters, tokens)."""

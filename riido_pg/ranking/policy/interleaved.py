@@ -61,13 +61,18 @@ class Interleave(Base):
         return [found.get(o) or Row(o) for o in ords]
 
     def first_target(self, batch: EvalScores, i: int, targets: set[int]) -> int:
+        if all(name in COLUMNS for name in self.lists):
+            return batch.interleaved(self.lists[0], self.lists[1], i)[0]
         first, second = (batch.prefix(name, i) for name in self.lists)
         return interleave_until(first, second, targets)[0]
 
     def first_target_cost(
         self, batch: EvalScores, i: int, targets: set[int]
     ) -> tuple[int, tuple[int, int]]:
-        """One walk of the two prefixes: the rank, and the documents above it."""
+        """One walk of the two prefixes: the rank, and the documents above it (two
+        columns: every question of the batch walked at once)."""
+        if all(name in COLUMNS for name in self.lists):
+            return batch.interleaved(self.lists[0], self.lists[1], i)
         first, second = (batch.prefix(name, i) for name in self.lists)
         rank, above = interleave_until(first, second, targets)
         return rank, batch.cost_of(above)

@@ -204,6 +204,11 @@ class EvalScores(Protocol):
     def cost_of(self, places: Sequence[int]) -> tuple[int, int]:
         """The characters and estimated tokens of these documents."""
 
+    def interleaved(self, first: str, second: str, i: int) -> tuple[int, tuple[int, int]]:
+        """Question ``i``'s first target's rank in the interleave of two columns'
+        rankings, ``first`` leading (``interleave_until`` of their prefixes), and the
+        characters and estimated tokens of the documents above it."""
+
     def score_of(self, key: str, i: int, places: Sequence[int]) -> npt.NDArray[np.float64]:
         """Question ``i``'s scores by ``key`` (a key a combiner derived) of these
         documents, 0 where it has none."""
