@@ -305,9 +305,13 @@ _questions = st.lists(
 )
 
 
-def _check_walks(questions: list[tuple[list[int], list[int], set[int]]]) -> None:
-    first, first_starts = _flat([a for a, _, _ in questions])
-    second, second_starts = _flat([b for _, b, _ in questions])
+def _check_walks(questions: list[tuple[list[int], list[int], set[int]]], cut: bool = False) -> None:
+    """``cut``: each list walked only as far as the evaluation keeps it (twice the
+    other's length), the oracle walking them whole."""
+    firsts = [a[: 2 * len(b)] if cut else a for a, b, _ in questions]
+    seconds = [b[: 2 * len(a)] if cut else b for a, b, _ in questions]
+    first, first_starts = _flat(firsts)
+    second, second_starts = _flat(seconds)
     rows = np.asarray([q for q, (_, _, t) in enumerate(questions) for _ in t], dtype=np.int64)
     ids = np.asarray([x for _, _, t in questions for x in t], dtype=np.int64)
     pair = Pair(first, first_starts, second, second_starts, rows, ids, 12)
@@ -365,6 +369,7 @@ def test_batch_walks_equal_interleave_until_on_rankings(
         cut_b = next(k for k, x in enumerate(b) if x in targets) + 1
         questions.append((list(a[:cut_a]), list(b[:cut_b]), targets))
     _check_walks(questions)
+    _check_walks(questions, cut=True)
 
 
 def test_batch_walks_on_no_questions_and_a_lone_list() -> None:

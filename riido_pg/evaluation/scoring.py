@@ -240,8 +240,9 @@ class FirstTargets:
         ahead.append(int(self.best[i]))
         return ahead
 
-    def prefixes(self) -> tuple[IntArray, IntArray]:
-        """Every question's :meth:`prefix`, one flat array, and where each starts."""
+    def prefixes(self, limit: IntArray | None = None) -> tuple[IntArray, IntArray]:
+        """Every question's :meth:`prefix` (its first ``limit[i]`` documents when
+        given), one flat array, and where each starts."""
         flat, starts = self._ahead_lists()
         m, n_rows = self.scores, len(self.best)
         rows = np.repeat(np.arange(n_rows, dtype=np.int64), np.diff(starts))
@@ -272,7 +273,13 @@ class FirstTargets:
             - zero_starts[zero_rows]
         ] = zero_places
         out[out_starts[1:] - 1] = self.best
-        return out, out_starts
+        if limit is None:
+            return out, out_starts
+        keep = np.minimum(np.diff(out_starts), limit)
+        cut_starts = np.zeros(n_rows + 1, dtype=np.int64)
+        np.cumsum(keep, out=cut_starts[1:])
+        at = np.repeat(out_starts[:-1] - cut_starts[:-1], keep)
+        return out[np.arange(int(cut_starts[-1]), dtype=np.int64) + at], cut_starts
 
     def _ahead_lists(self) -> tuple[IntArray, IntArray]:
         """The batch's documents ahead of the first targets, sorted once (score
@@ -492,7 +499,17 @@ class Batch:
     def _walk(self, first: str, second: str) -> tuple[list[int], list[tuple[int, int]]]:
         names = (first, second) if first <= second else (second, first)
         if names not in self._pairs:
-            lists = [self.firsts(name).prefixes() for name in names]
+            # Each prefix ends with its list's first target, and the walk stops when
+            # either list places its own: the first list then has had at most one
+            # turn more than the second has had entries, and skipped only what the
+            # second placed, so it reads at most 2 x (the second's length) entries
+            # (and the other way round). Longer prefixes (a zero-score target's run
+            # of zero-score documents) are cut there; at most one of the two is.
+            lengths = [self.firsts(name).ranks for name in names]
+            lists = [
+                self.firsts(name).prefixes(2 * other)
+                for name, other in zip(names, lengths[::-1], strict=True)
+            ]
             (a, a_starts), (b, b_starts) = lists
             pair = Pair(a, a_starts, b, b_starts, self.target_rows, self.target_ords, self.n_docs)
             self._pairs[names] = (pair, lists)

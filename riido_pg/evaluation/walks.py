@@ -79,8 +79,15 @@ class Pair:
         b_key = b_rows * n_ids + second
         # per entry of each list: its index in the other list (flat), or past the
         # end of both when the other list does not hold it
-        self.absent = absent = len(a_key) + len(b_key) + 1
-        where = np.full(cells, absent, dtype=np.int64)
+        # (above every index the walk's pointers take: the lists' entries and a slot
+        # after each row)
+        self.absent = absent = len(a_key) + len(b_key) + n_rows + 1
+        # (int32 where it fits: half the memory written for the batch's cells)
+        where: npt.NDArray[np.int64] | npt.NDArray[np.int32] = (
+            np.full(cells, absent, dtype=np.int32)
+            if absent < 2**31
+            else np.full(cells, absent, dtype=np.int64)
+        )
         where[b_key] = np.arange(len(b_key), dtype=np.int64)
         b_keep = _first_occurrences(where, b_key)
         in_b = where[a_key]
@@ -96,7 +103,7 @@ class Pair:
             b_kept = np.ones(len(b_key), dtype=bool) if b_keep is None else b_keep
             a_new = np.cumsum(a_kept) - 1
             b_new = np.cumsum(b_kept) - 1
-            absent = self.absent = int(a_kept.sum() + b_kept.sum() + 1)
+            absent = self.absent = int(a_kept.sum() + b_kept.sum()) + n_rows + 1
             in_b = np.append(b_new, absent)[np.minimum(in_b, len(b_key))]
             in_a = np.append(a_new, absent)[np.minimum(in_a, len(a_key))]
             in_b, in_a = in_b[a_kept], in_a[b_kept]
@@ -181,11 +188,13 @@ def _starts(rows: IntArray, n_rows: int) -> IntArray:
     return starts
 
 
-def _first_occurrences(where: IntArray, key: IntArray) -> BoolArray | None:
+def _first_occurrences(
+    where: npt.NDArray[np.int64] | npt.NDArray[np.int32], key: IntArray
+) -> BoolArray | None:
     """Per entry of a list whose flat indices were just written to ``where`` at its
     keys: is it its key's first occurrence? None when every key occurs once (then
     every entry read its own index back)."""
-    index = np.arange(len(key), dtype=np.int64)
+    index = np.arange(len(key), dtype=where.dtype)
     if np.array_equal(where[key], index):
         return None
     keep = np.zeros(len(key), dtype=bool)
