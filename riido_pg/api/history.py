@@ -45,7 +45,7 @@ EMBEDDING_PHASE = "embedded_snapshots"
 
 def _kind(path: Path) -> str:
     """ "history", "beir", or what the path is instead."""
-    from riido_pg.corpora.history import is_history_corpus
+    from riido_pg.corpora.manifest import is_history_corpus
 
     if not path.is_dir():
         return "not a directory" if path.exists() else "no such directory"
@@ -61,13 +61,13 @@ def history_corpora(paths: Sequence[Path]) -> list[HistoryCorpus] | None:
     is one BEIR directory (or nothing), for the BEIR path. A BEIR directory beside
     others, several BEIR directories, a directory that is neither, the same corpus
     twice or a question id in two corpora are InvalidCorpus."""
-    from riido_pg.corpora.history import read_history_corpus
-
     kinds = [_kind(p) for p in paths]
     if len(paths) <= 1 and "history" not in kinds:
         if kinds and kinds[0].startswith("neither"):
             raise InvalidCorpus(f"{paths[0]}: {kinds[0]}")
-        return None
+        return None  # a BEIR directory: the history corpus builder is not imported
+    from riido_pg.corpora.history import read_history_corpus
+
     for path, kind in zip(paths, kinds, strict=True):
         if kind == "beir":
             raise InvalidCorpus(

@@ -46,6 +46,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from riido_pg.corpora.manifest import MANIFEST_FILE, is_history_corpus
 from riido_pg.errors import InvalidCorpus
 from riido_pg.jsontext import read_json
 
@@ -65,7 +66,6 @@ __all__ = [
 
 FORMAT = "riido-pg history corpus"
 FORMAT_VERSION = 1
-MANIFEST_FILE = "history.json"
 QUERIES_FILE = "queries.jsonl"
 QRELS_FILE = "qrels/test.tsv"
 _QRELS_HEADER = "query-id\tcorpus-id\tscore\n"
@@ -189,12 +189,6 @@ def render_corpus(manifest: dict[str, Any], questions: list[HistoryQuestion]) ->
     }
     text = json.dumps(full, sort_keys=True, ensure_ascii=False, indent=2) + "\n"
     return {MANIFEST_FILE: text.encode("utf-8"), QUERIES_FILE: queries, QRELS_FILE: qrels}
-
-
-def is_history_corpus(directory: Path) -> bool:
-    """Whether ``directory`` is meant as a history corpus (it has ``history.json``);
-    :func:`read_history_corpus` then says whether it is a valid one."""
-    return (directory / MANIFEST_FILE).is_file()
 
 
 def _read(directory: Path, name: str) -> bytes:
