@@ -13,7 +13,8 @@ ties are broken in, whatever segments a snapshot's documents live in. For a
 single-list policy the first-target rank is a count: 1 + the documents that beat the
 best target (a higher score, or the same score and a smaller id), zero-score
 documents counted from their places. Interleaved policies need only the two
-rankings' prefixes down to each one's first target (:meth:`FirstTargets.prefix`). Nothing
+rankings' prefixes down to each one's first target (:meth:`FirstTargets.prefixes`, a
+batch at once, walked by :mod:`riido_pg.evaluation.walks`). Nothing
 is sorted in full unless run files are asked for. A policy's combiner reads what it
 needs from a :class:`Batch`, which implements the protocol ranking declares for it
 (:class:`riido_pg.ranking.policy.skeleton.EvalScores`).
