@@ -3,7 +3,7 @@
 :func:`riido_pg.ranking.interleave.interleave_until` walks two lists item by item,
 keeping a set of the items placed and a list of them. The evaluation needs, per
 question, only the first target's rank and which documents are placed above it (for
-the inspection cost), so :func:`first_target_walks` walks positions instead: with each
+the inspection cost), so :class:`Pair` walks positions instead: with each
 list's items distinct (repeats within a list dropped first: a later repeat is always
 skipped, as the item is placed by then or the walk has stopped), the items placed
 when the walk stops are exactly ``first[:i]`` and ``second[:j]`` for the two pointers
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["Walks", "first_target_walks"]
+__all__ = ["Pair", "Walks"]
 
 IntArray = npt.NDArray[np.int64]
 BoolArray = npt.NDArray[np.bool_]
@@ -33,32 +33,20 @@ BoolArray = npt.NDArray[np.bool_]
 class Walks:
     """Per question: the first target's rank in the interleave (0 where no target
     is in it), and per entry of each (flat) list, whether it is placed above that
-    question's first target (each document once, in the list where it is first
-    reached: ``first`` for a document in both)."""
+    question's first target (each document once: one that both lists hold before
+    their pointers is marked in the leading list's)."""
 
     ranks: IntArray
     first_above: BoolArray
     second_above: BoolArray
 
 
-def first_target_walks(
-    first: IntArray,
-    first_starts: IntArray,
-    second: IntArray,
-    second_starts: IntArray,
-    target_rows: IntArray,
-    target_ids: IntArray,
-    n_ids: int,
-) -> Walks:
-    """Question q's lists are ``first[first_starts[q]:first_starts[q + 1]]`` and the
-    same of ``second`` (ids in ``range(n_ids)``), its targets the ``target_ids``
-    whose ``target_rows`` is q; the first list leads: per question what
-    ``interleave_until(first, second, targets)`` gives."""
-    return Pair(first, first_starts, second, second_starts, target_rows, target_ids, n_ids).walk()
-
-
 class Pair:
-    """Two lists per question, prepared once for walks with either one leading."""
+    """Two lists per question, prepared once for walks with either one leading:
+    question q's lists are ``first[first_starts[q]:first_starts[q + 1]]`` and the
+    same of ``second`` (ids in ``range(n_ids)``), its targets the ``target_ids``
+    whose ``target_rows`` is q. :meth:`walk` gives per question what
+    ``interleave_until(lead, follow, targets)`` gives."""
 
     def __init__(
         self,
