@@ -4,7 +4,10 @@
 the same role (its parameters and password), each under the load timeout;
 :class:`Workers` runs one thread per session, taking chunks of new texts from a
 bounded queue and storing each in a transaction of its own
-(:func:`~riido_pg.storage.indexing.index_texts`). The reading thread sees a worker's
+(:func:`~riido_pg.storage.indexing.index_texts`). A hand-over is a :data:`Job`: the
+loader's reading thread hands over whole chunks, and the job looks up which of the
+chunk's texts are stored already before indexing the others (:mod:`~riido_pg.storage.
+staging`), so the reader never waits for a look-up. The reading thread sees a worker's
 error at its next hand-over and re-raises it; :meth:`Workers.abort` cancels what the
 sessions run.
 """
@@ -14,7 +17,7 @@ from __future__ import annotations
 import queue
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
 import psycopg
@@ -24,7 +27,11 @@ from riido_pg.server.connect import Conn
 from riido_pg.storage.indexing import Skips, index_texts
 from riido_pg.storage.timeouts import load_timeout_ms
 
-__all__ = ["Workers", "connections", "worker_connection", "worker_connections"]
+__all__ = ["Job", "Workers", "connections", "worker_connection", "worker_connections"]
+
+#: What a worker runs for one hand-over, on its session (autocommit outside the
+#: transactions it opens itself).
+Job = Callable[[Conn], None]
 
 
 class Workers:
@@ -35,9 +42,7 @@ class Workers:
         self.cfg = cfg
         self.token = token
         self.skips = skips
-        self.queue: queue.Queue[dict[bytes, tuple[str, str]] | None] = queue.Queue(
-            maxsize=2 * len(conns)
-        )
+        self.queue: queue.Queue[Job | None] = queue.Queue(maxsize=2 * len(conns))
         self.errors: list[BaseException] = []
         self.failed = threading.Event()
         self.threads = [
@@ -49,10 +54,10 @@ class Workers:
 
     def _run(self, conn: Conn) -> None:
         try:
-            while (texts := self.queue.get()) is not None:
+            while (job := self.queue.get()) is not None:
                 if self.failed.is_set():
                     continue
-                index_texts(conn, texts, self.cfg, self.token, self.skips)
+                job(conn)
         except BaseException as exc:  # reported by the reading thread
             self.errors.append(exc)
             self.failed.set()
@@ -64,11 +69,16 @@ class Workers:
         if self.errors:
             raise self.errors[0]
 
-    def put(self, texts: dict[bytes, tuple[str, str]]) -> None:
+    def index(self, conn: Conn, texts: dict[bytes, tuple[str, str]]) -> None:
+        """Store ``texts`` (16-byte key -> (doc_id, body)) on a worker's ``conn``, in a
+        transaction of their own, their keys pending under the load's token."""
+        index_texts(conn, texts, self.cfg, self.token, self.skips)
+
+    def put(self, job: Job) -> None:
         while True:
             self.check()
             try:
-                self.queue.put(texts, timeout=0.2)
+                self.queue.put(job, timeout=0.2)
                 return
             except queue.Full:
                 continue
