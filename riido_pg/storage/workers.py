@@ -2,14 +2,14 @@
 
 :func:`connections` opens more sessions to the server of the caller's connection, as
 the same role (its parameters and password), each under the load timeout;
-:class:`Workers` runs one thread per session, taking chunks of new texts from a
-bounded queue and storing each in a transaction of its own
-(:func:`~riido_pg.storage.indexing.index_texts`). A hand-over is a :data:`Job`: the
-loader's reading thread hands over whole chunks, and the job looks up which of the
-chunk's texts are stored already before indexing the others (:mod:`~riido_pg.storage.
-staging`), so the reader never waits for a look-up. The reading thread sees a worker's
-error at its next hand-over and re-raises it; :meth:`Workers.abort` cancels what the
-sessions run.
+:class:`Workers` runs one thread per session, taking jobs from a bounded queue. A job
+(:data:`Job`) is one whole chunk of the input: it looks up which of the chunk's texts
+are stored already and hands the others to :meth:`Workers.index`, which stores them
+up to :data:`BATCH` at a time in a transaction of their own
+(:func:`~riido_pg.storage.indexing.index_texts`); the loader's reading thread never
+waits for a look-up (:mod:`riido_pg.storage.staging`). The reading thread sees a
+worker's error at its next hand-over and re-raises it; :meth:`Workers.abort` cancels
+what the sessions run.
 """
 
 from __future__ import annotations
@@ -33,6 +33,11 @@ __all__ = ["Job", "Workers", "connections", "worker_connection", "worker_connect
 #: transactions it opens itself).
 Job = Callable[[Conn], None]
 
+#: New texts a worker gathers before it stores them, in one transaction: a load that
+#: changes little finds a few new texts in each chunk, and storing each chunk's few
+#: in a transaction of their own cost seven round trips a chunk.
+BATCH = 2_000
+
 
 class Workers:
     """Worker connections indexing texts while the client reads (``jobs`` > 1)."""
@@ -45,6 +50,8 @@ class Workers:
         self.queue: queue.Queue[Job | None] = queue.Queue(maxsize=2 * len(conns))
         self.errors: list[BaseException] = []
         self.failed = threading.Event()
+        #: Each worker session's gathered new texts (only its own thread touches them).
+        self.pending: dict[int, dict[bytes, tuple[str, str]]] = {id(c): {} for c in conns}
         self.threads = [
             threading.Thread(target=self._run, args=(c,), name=f"riido-load-{i}", daemon=True)
             for i, c in enumerate(conns)
@@ -58,6 +65,8 @@ class Workers:
                 if self.failed.is_set():
                     continue
                 job(conn)
+            if not self.failed.is_set():
+                self._store(conn)
         except BaseException as exc:  # reported by the reading thread
             self.errors.append(exc)
             self.failed.set()
@@ -70,9 +79,20 @@ class Workers:
             raise self.errors[0]
 
     def index(self, conn: Conn, texts: dict[bytes, tuple[str, str]]) -> None:
-        """Store ``texts`` (16-byte key -> (doc_id, body)) on a worker's ``conn``, in a
-        transaction of their own, their keys pending under the load's token."""
-        index_texts(conn, texts, self.cfg, self.token, self.skips)
+        """Store ``texts`` (16-byte key -> (doc_id, body)) on a worker's ``conn``: gathered
+        until :data:`BATCH` are, then stored in a transaction of their own, their keys
+        pending under the load's token (the rest when the input ends)."""
+        pending = self.pending[id(conn)]
+        pending.update(texts)
+        if len(pending) >= BATCH:
+            self._store(conn)
+
+    def _store(self, conn: Conn) -> None:
+        """Store the texts ``conn``'s worker gathered."""
+        pending = self.pending[id(conn)]
+        if pending:
+            index_texts(conn, pending, self.cfg, self.token, self.skips)
+            self.pending[id(conn)] = {}
 
     def put(self, job: Job) -> None:
         while True:
