@@ -60,18 +60,21 @@ class Workers:
             t.start()
 
     def _run(self, conn: Conn) -> None:
+        stopped = False  # the thread's stop taken from the queue
         try:
             while (job := self.queue.get()) is not None:
                 if self.failed.is_set():
                     continue
                 job(conn)
+            stopped = True
             if not self.failed.is_set():
-                self._store(conn)
+                self._store(conn)  # what it gathered since its last batch
         except BaseException as exc:  # reported by the reading thread
             self.errors.append(exc)
             self.failed.set()
-            # keep draining so the reader never blocks on a full queue
-            while self.queue.get() is not None:
+            # keep draining so the reader never blocks on a full queue (up to this
+            # thread's stop, unless it had it already: then nothing more comes)
+            while not stopped and self.queue.get() is not None:
                 pass
 
     def check(self) -> None:
