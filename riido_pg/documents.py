@@ -30,6 +30,7 @@ __all__ = [
     "RankRequest",
     "check_document",
     "check_item",
+    "check_item_utf8",
     "check_query",
     "check_snapshot_id",
     "decode_utf8",
@@ -255,35 +256,48 @@ def check_document(doc_id: object, text: object, where: str) -> Document:
 
 def _document_problem(doc_id: object, text: object) -> str | None:
     """Why ``doc_id`` and ``text`` cannot be a document (for after "WHERE: "), or None."""
+    return _checked_utf8(doc_id, text)[0]
+
+
+def _checked_utf8(doc_id: object, text: object) -> tuple[str | None, bytes]:
+    """:func:`_document_problem`, and the text's UTF-8 when there is none (the one
+    encoding of the text the check needs for its size, kept for its key)."""
     if not isinstance(doc_id, str) or not doc_id:
-        return f"document id {describe(doc_id)} is not a non-empty string"
+        return f"document id {describe(doc_id)} is not a non-empty string", b""
     data, problem = _utf8(doc_id)
     if problem:
-        return f"document id {describe(doc_id)} {problem}"
+        return f"document id {describe(doc_id)} {problem}", b""
     if len(data) > MAX_ID_BYTES:
-        return f"document id is longer than {MAX_ID_BYTES} bytes"
+        return f"document id is longer than {MAX_ID_BYTES} bytes", b""
     if text is None:
-        return f'document {describe(doc_id)} has no "text"'
+        return f'document {describe(doc_id)} has no "text"', b""
     if not isinstance(text, str):
-        return f"document {describe(doc_id)} text is not a string"
+        return f"document {describe(doc_id)} text is not a string", b""
     data, problem = _utf8(text)
     if problem:
-        return f"document {describe(doc_id)} text {problem}"
+        return f"document {describe(doc_id)} text {problem}", b""
     if len(data) > MAX_DOCUMENT_BYTES:
         return (
-            f"document {describe(doc_id)} is {len(data)} bytes; the limit is {MAX_DOCUMENT_BYTES}"
+            f"document {describe(doc_id)} is {len(data)} bytes; the limit is {MAX_DOCUMENT_BYTES}",
+            b"",
         )
-    return None
+    return None, data
 
 
 def check_item(item: object, i: int, where: str) -> Document:
     """A caller's ``i``-th item, checked: a usable :class:`Document`, or InvalidInput."""
+    return check_item_utf8(item, i, where)[0]
+
+
+def check_item_utf8(item: object, i: int, where: str) -> tuple[Document, bytes]:
+    """:func:`check_item`, and the document's text in UTF-8 (encoded once, for the
+    check and for whatever the caller hashes next)."""
     if not isinstance(item, Document):
         raise InvalidInput(f"{where}: item {i} is not a riido_pg.Document")
-    problem = _document_problem(item.id, item.text)
+    problem, data = _checked_utf8(item.id, item.text)
     if problem:
         raise InvalidInput(f"{where}: documents[{i}]: {problem}")
-    return item  # frozen: nothing can change it after the check
+    return item, data  # frozen: nothing can change it after the check
 
 
 def validate_documents(

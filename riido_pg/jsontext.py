@@ -42,9 +42,17 @@ def read_json(
     except ValueError as exc:  # int(): more digits than sys.get_int_max_str_digits()
         digits = sys.get_int_max_str_digits()
         raise error(f"{where}: a JSON integer has more than {digits:,} digits") from exc
-    if _deeper_than(value, MAX_DEPTH):
+    if _may_nest_deeper(text, MAX_DEPTH) and _deeper_than(value, MAX_DEPTH):
         raise error(_too_deep(where))
     return value
+
+
+def _may_nest_deeper(text: str, limit: int) -> bool:
+    """False when the JSON ``text`` cannot nest more than ``limit`` levels: each level
+    opens with a ``[`` or ``{`` of its own in the text, so fewer of those than the limit
+    (counted in C, strings included) need no walk over the value -- most of a ``.jsonl``
+    file's lines, whose walk cost as much as their parse."""
+    return text.count("[") + text.count("{") > limit
 
 
 def _too_deep(where: str) -> str:
@@ -53,7 +61,9 @@ def _too_deep(where: str) -> str:
 
 def _deeper_than(value: Any, limit: int) -> bool:
     """Whether arrays and objects nest more than ``limit`` levels in ``value`` (a walk
-    without recursion)."""
+    without recursion; a number, string, boolean or null nests none)."""
+    if not isinstance(value, (dict, list)):
+        return False
     stack: list[tuple[Any, int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()

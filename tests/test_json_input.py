@@ -21,7 +21,7 @@ from support.histories import history_corpus, history_repo
 from riido_pg import Document, load_snapshot, rank_snapshot
 from riido_pg.errors import InvalidCorpus, InvalidInput
 from riido_pg.evaluation.beir import MAX_SCORE, read_beir
-from riido_pg.jsontext import MAX_DEPTH, read_json
+from riido_pg.jsontext import MAX_DEPTH, _deeper_than, _may_nest_deeper, read_json
 
 DIGITS = sys.get_int_max_str_digits()
 #: Far deeper than the interpreter's recursion limit.
@@ -44,6 +44,43 @@ def test_depth_up_to_the_limit_reads_and_no_further(depth: int) -> None:
     else:
         with pytest.raises(InvalidInput, match=f"^x: JSON nested more than {MAX_DEPTH} levels"):
             read_json(text, "x")
+
+
+#: Any JSON value, with strings full of brackets (which nest nothing).
+JSON_VALUES = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(alphabet='[]{}\\"ab\u00e9 ', max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(alphabet="[{a", max_size=3), inner, max_size=4)
+    ),
+    max_leaves=30,
+)
+
+
+@given(JSON_VALUES, st.integers(min_value=0, max_value=8), st.booleans())
+def test_a_value_the_bracket_count_lets_through_is_never_too_deep(
+    value: Any, limit: int, ascii_only: bool
+) -> None:
+    """The walk ``read_json`` skips when the text holds few brackets would have found
+    nothing: whatever the value, the separators and the escaping."""
+    text = json.dumps(value, ensure_ascii=ascii_only)
+    if _deeper_than(value, limit):
+        assert _may_nest_deeper(text, limit)
+    compact = json.dumps(value, separators=(",", ":"), ensure_ascii=ascii_only)
+    if _deeper_than(json.loads(compact), limit):
+        assert _may_nest_deeper(compact, limit)
+
+
+def test_a_bare_value_reads_as_itself() -> None:
+    """A number, null, boolean or string alone nests nothing (the depth walk once
+    iterated it: a TypeError)."""
+    for text, value in (("5", 5), ("null", None), ("true", True), ("-1.5", -1.5), ('"[{"', "[{")):
+        assert read_json(text, "x") == value
+        assert not _deeper_than(value, 0)
 
 
 @given(st.integers(min_value=1, max_value=DIGITS + 50), st.booleans())

@@ -6,26 +6,27 @@
 -- ords returned, with their summed lengths, so the new snapshot's N and avgdl follow
 -- without reading the documents it keeps); the staged documents the base does not
 -- hold are written into riido_added, to become the new snapshot's own segment.
--- Both sides are hash-joined once: the cost grows with the snapshot, not with the
--- other snapshots stored. {held} is snapshot_documents.sql: the base's documents.
+-- Both sides are hash-joined once, in one full join whose unmatched rows are the
+-- difference (two anti-joins hashed each side in turn, and kept the base's
+-- documents materialized for the second): the cost grows with the snapshot, not
+-- with the other snapshots stored. {held} is snapshot_documents.sql: the base's
+-- documents. Every column compared is NOT NULL on both sides, so a NULL marks the
+-- side without a match.
 -- Parameters: %(snapshot_id)s (the base).
 -- Returns: (added, gone, gone doc_ords int[] ascending, gone len_raw, gone len_ident).
 WITH {held},
-base AS MATERIALIZED (
-    SELECT h.doc_ord, h.doc_id, h.text_key FROM held AS h
+diff AS MATERIALIZED (
+    SELECT b.doc_ord, b.text_key, s.doc_id AS added_id, s.key AS added_key
+    FROM held AS b
+    FULL JOIN riido_stage AS s ON s.doc_id = b.doc_id AND s.key = b.text_key
+    WHERE b.doc_id IS NULL OR s.doc_id IS NULL
 ),
 gone AS MATERIALIZED (
-    SELECT b.doc_ord, b.text_key
-    FROM base AS b
-    WHERE NOT EXISTS (
-        SELECT 1 FROM riido_stage AS s WHERE s.doc_id = b.doc_id AND s.key = b.text_key
-    )
+    SELECT d.doc_ord, d.text_key FROM diff AS d WHERE d.added_id IS NULL
 ),
 added AS (
     INSERT INTO riido_added (doc_id, key)
-    SELECT s.doc_id, s.key
-    FROM riido_stage AS s
-    WHERE NOT EXISTS (SELECT 1 FROM base AS b WHERE b.doc_id = s.doc_id AND b.text_key = s.key)
+    SELECT d.added_id, d.added_key FROM diff AS d WHERE d.doc_ord IS NULL
     RETURNING 1
 ),
 lengths AS (

@@ -21,7 +21,6 @@ import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
 from psycopg import sql
 
 from riido_pg.errors import Hint, InvalidInput
@@ -34,6 +33,8 @@ from riido_pg.storage.staging import Progress
 from riido_pg.storage.timeouts import load_timeout
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from riido_pg.embedding import CheckedModel
 
 __all__ = [
@@ -109,6 +110,8 @@ def require_model(
 def vectors_plan(target: Target, model: str, ords: list[int], dim: int) -> Plan[np.ndarray]:
     """The unit vectors of ``ords`` (documents of ``target``'s path, in that order) as
     an (n, dim) float32 matrix: each document's text's vector."""
+    import numpy as np  # here, not at the top: every load imports this module (shards)
+
     from riido_pg.embedding import matrix_from_bytea
 
     if not ords:

@@ -15,11 +15,12 @@ with :class:`~riido_pg.errors.SnapshotBusy`) and runs in phases:
    ``ready``.
 
 With ``jobs`` = 1 everything after the ``loading`` row is one transaction on one
-connection. With ``jobs`` > 1, worker connections index texts while the client reads
-(each chunk committed as it is stored, its keys recorded as pending under the load's
-token), the numbered documents are committed to the unlogged riido.load_stage, the
-segment's documents and two columns' postings are written on three connections at
-once, each committed, and the last transaction publishes. A new segment is invisible
+connection. With ``jobs`` > 1, worker connections look the input's keys up and index
+its new texts while the client reads (each batch committed as it is stored, its keys
+recorded as pending under the load's token), the numbered documents are committed to
+the unlogged riido.load_stage, the segment's documents and two columns' postings are
+written on three connections at once, each committed, and the last transaction
+publishes. A new segment is invisible
 until a snapshot's path holds it, so readers see the old content or the new, never a
 part; ``--replace`` needs no hidden row. An error (bad input late in the file, a
 worker's backend terminated, an interrupt) removes what the load wrote; a killed

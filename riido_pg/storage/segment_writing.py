@@ -12,22 +12,13 @@ from contextlib import suppress
 
 from psycopg import sql
 
-from riido_pg import config
 from riido_pg.server.connect import Conn
 from riido_pg.storage.segments import Layout, number
 from riido_pg.storage.segments import segment_statements as _segment_statements
 from riido_pg.storage.staging import Progress
-from riido_pg.storage.timeouts import load_timeout
+from riido_pg.storage.timeouts import load_timeout, load_work_mem
 
 __all__ = ["unstage", "write_segment", "write_segment_parallel"]
-
-
-def _postings_work_mem(conn: Conn) -> None:
-    """Raise work_mem for the rest of the current transaction (a load's): the
-    statement building a column's postings holds every lexeme's arrays in a hash
-    aggregate, and under the 4 MB default it spills to disk (``RIIDO_PG_LOAD_WORK_MEM``,
-    default :data:`riido_pg.config.DEFAULT_LOAD_WORK_MEM`)."""
-    conn.execute("SELECT set_config('work_mem', %s, true)", (config.load_work_mem(),))
 
 
 #: A load on one connection numbers its documents in this session's temporary table;
@@ -72,7 +63,7 @@ def write_segment(
     conn.execute(*fields)
     if progress:
         progress("index", 0, 2)
-    _postings_work_mem(conn)
+    load_work_mem(conn)
     for i, stmt in enumerate(postings, 1):
         conn.execute(*stmt)
         if progress:
@@ -111,7 +102,7 @@ def write_segment_parallel(
         try:
             with c.transaction(), load_timeout(c):
                 if big:
-                    _postings_work_mem(c)
+                    load_work_mem(c)
                 c.execute(stmt, params)
         except BaseException as exc:
             errors.append(exc)
@@ -141,5 +132,6 @@ def write_segment_parallel(
     if errors:
         raise errors[0]
     with conn.transaction(), load_timeout(conn):
+        load_work_mem(conn)
         conn.execute(*fields)  # the fields' postings: small, from the ids alone
     return segment

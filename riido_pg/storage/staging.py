@@ -2,36 +2,42 @@
 
 The input is read as a stream, in chunks of :data:`CHUNK` documents, so nothing in the
 client grows with the number of documents. For each chunk the client computes every
-text's key (:func:`~riido_pg.storage.texts.text_key`), asks the database which of
-them riido.texts already holds, and hands only the others to be indexed (on the
-caller's connection, or on a parallel load's workers); the ``(doc_id, key)`` pairs
-go by ``COPY`` into the session's temporary table ``riido_stage``. Duplicate ids, the
+text's key (:func:`~riido_pg.storage.texts.text_key`), and the ``(doc_id, key)``
+pairs go by ``COPY`` into the session's temporary table ``riido_stage``; riido.texts
+is asked which of the chunk's keys it holds already, and only the others are indexed.
+On one connection the client asks, and sends the new texts, chunk by chunk, between
+one chunk's ``COPY`` and the next. A parallel load hands each whole chunk to its
+workers instead, which ask and index on their own sessions, while the client's one
+``COPY`` of every pair stays open from the first chunk to the last: the reader never
+waits for the database until the input ends. Duplicate ids, the
 document count and the content digest are then computed in the database
 (``sql/content_digest.sql``), so loading the same content again is the
 ``unchanged`` no-op whatever its order.
 
 The first chunks also tell which stored snapshots share the most documents with the
-input (:class:`Sharing`), from the keys the chunk already looks up, so a load can
-pick its base (README "Snapshots on a base") without reading anything more.
+input (:class:`Sharing`: counted on the connection that looks the chunk's keys up),
+so a load can pick its base (README "Snapshots on a base") without reading anything
+more.
 """
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
 from psycopg import sql
 
-from riido_pg.documents import Document, DocumentSet, DocumentStream, check_item, describe
+from riido_pg.documents import Document, DocumentSet, DocumentStream, check_item_utf8, describe
 from riido_pg.errors import InvalidInput
 from riido_pg.resources import sql_template, sql_text
 from riido_pg.server.connect import Conn
 from riido_pg.server.plans import run
 from riido_pg.storage.indexing import Skips, send_texts, store_texts
-from riido_pg.storage.texts import key_of, new_texts_plan, text_keyer
-from riido_pg.storage.timeouts import load_timeout
-from riido_pg.storage.workers import Workers
+from riido_pg.storage.texts import key_of_utf8, new_texts_plan, text_keyer
+from riido_pg.storage.timeouts import load_timeout, load_work_mem
+from riido_pg.storage.workers import Job, Workers
 
 __all__ = ["CHUNK", "Progress", "Request", "Sharing", "Staged", "request", "stage"]
 
@@ -101,6 +107,15 @@ class Sharing:
 
     counts: Counter[str] = field(default_factory=Counter)
     sampled: int = 0
+    #: Parallel loads count on several worker sessions at once.
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def add(self, rows: list[tuple[object, ...]], documents: int) -> None:
+        """Add one chunk's counts (``sql/sharing.sql``'s rows) of ``documents``."""
+        with self.lock:
+            for snapshot_id, count in rows:
+                self.counts[str(snapshot_id)] += int(count)  # type: ignore[call-overload]
+            self.sampled += documents
 
     def best(self) -> list[str]:
         """Snapshot ids, most shared first (ties: the most recently created first,
@@ -125,8 +140,11 @@ def _chunks(docs: Iterable[Document], *, checked: bool, where: str, cfg: str) ->
     base = text_keyer(cfg)
     chunk = _Chunk([], {})
     for i, item in enumerate(docs):
-        doc = item if checked else check_item(item, i, where)
-        key = key_of(base, doc.text)
+        if checked:
+            doc, data = item, item.text.encode("utf-8")
+        else:
+            doc, data = check_item_utf8(item, i, where)
+        key = key_of_utf8(base, data)
         chunk.pairs.append((doc.id, key.hex()))
         chunk.texts.setdefault(key, (doc.id, doc.text))
         if len(chunk.pairs) >= CHUNK:
@@ -146,53 +164,43 @@ def _sample(conn: Conn, chunk: _Chunk, cfg: str, sharing: Sharing) -> None:
             "text_config": cfg,
         },
     ).fetchall()
-    for snapshot_id, count in rows:
-        sharing.counts[str(snapshot_id)] += int(count)
-    sharing.sampled += len(chunk.pairs)
+    sharing.add(rows, len(chunk.pairs))
+
+
+def _job(workers: Workers, chunk: _Chunk, cfg: str, sharing: Sharing | None) -> Job:
+    """A worker's part of one chunk: count its sample (``sharing``, for the first
+    chunks), look its keys up and index its texts not yet stored."""
+
+    def job(conn: Conn) -> None:
+        if sharing is not None:
+            _sample(conn, chunk, cfg, sharing)
+        new = run(conn, new_texts_plan(chunk.texts))
+        if new:
+            workers.index(conn, new)
+
+    return job
 
 
 def stage(conn: Conn, req: Request, workers: Workers | None) -> Staged:
     """Read the request's documents into the staging table riido_stage; their texts
-    not yet stored are indexed on the workers (or on ``conn``, in its transaction,
-    without workers)."""
+    not yet stored are looked up and indexed on the workers (or on ``conn``, in its
+    transaction, without workers)."""
     cfg, where, skips, progress = req.cfg, req.where, req.skips, req.progress
     conn.execute("DROP TABLE IF EXISTS riido_stage")
     conn.execute('CREATE TEMP TABLE riido_stage (doc_id text COLLATE "C", key uuid)')
-    done = 0
     if progress:
         progress("documents", 0, 0)
-    if workers is None:
-        conn.execute("DROP TABLE IF EXISTS riido_texts_in")
-    sent = False
     sharing = Sharing()
     sample = not req.fresh and req.base is None
-    for n, chunk in enumerate(_chunks(req.docs, checked=req.checked, where=where, cfg=cfg)):
-        if sample and n < SAMPLED_CHUNKS:
-            _sample(conn, chunk, cfg, sharing)
-        new = run(conn, new_texts_plan(chunk.texts))
-        if new:
-            if workers is not None:
-                workers.put(new)
-            else:  # stored at the end, in one statement, in key order
-                send_texts(conn, new, fresh=False)
-                sent = True
-        with conn.cursor().copy("COPY riido_stage (doc_id, key) FROM STDIN") as cp:
-            for pair in chunk.pairs:
-                cp.write_row(pair)
-        done += len(chunk.pairs)
-        if progress:
-            progress("documents", done, 0)
-    if workers is not None:
-        workers.finish()
-    elif done:
-        if progress:
-            progress("documents", done, done)
-            progress("tsvectors", 0, 0)
-        if sent:
-            store_texts(conn, cfg, None, skips)
+    chunks = _chunks(req.docs, checked=req.checked, where=where, cfg=cfg)
+    if workers is None:
+        _stage_alone(conn, req, chunks, sharing if sample else None)
+    else:
+        _stage_parallel(conn, req, chunks, workers, sharing if sample else None)
     if skips.keys:  # left out (a source tree's documents PostgreSQL cannot index)
         conn.execute("DELETE FROM riido_stage WHERE key = ANY(%s)", (list(skips.keys),))
     with conn.transaction(), load_timeout(conn):  # a sort of every id: a load's bound
+        load_work_mem(conn)  # the sort and the duplicate check in memory, not on disk
         row = conn.execute(
             sql.SQL(sql_template("content_digest")).format(digest=sql.SQL(sql_template("digest")))
         ).fetchone()
@@ -205,3 +213,57 @@ def stage(conn: Conn, req: Request, workers: Workers | None) -> Staged:
     if progress and workers is not None:
         progress("documents", count, count)
     return Staged(count, digest, sharing)
+
+
+def _stage_alone(
+    conn: Conn, req: Request, chunks: Iterator[_Chunk], sharing: Sharing | None
+) -> None:
+    """One connection, in its transaction: per chunk, the sample, the look-up, the new
+    texts sent and the chunk's pairs copied; the new texts stored at the end, in one
+    statement, in key order."""
+    progress = req.progress
+    conn.execute("DROP TABLE IF EXISTS riido_texts_in")
+    done, sent = 0, False
+    for n, chunk in enumerate(chunks):
+        if sharing is not None and n < SAMPLED_CHUNKS:
+            _sample(conn, chunk, req.cfg, sharing)
+        new = run(conn, new_texts_plan(chunk.texts))
+        if new:
+            send_texts(conn, new, fresh=False)
+            sent = True
+        with conn.cursor().copy("COPY riido_stage (doc_id, key) FROM STDIN") as cp:
+            for pair in chunk.pairs:
+                cp.write_row(pair)
+        done += len(chunk.pairs)
+        if progress:
+            progress("documents", done, 0)
+    if done:
+        if progress:
+            progress("documents", done, done)
+            progress("tsvectors", 0, 0)
+        if sent:
+            store_texts(conn, req.cfg, None, req.skips)
+
+
+def _stage_parallel(
+    conn: Conn,
+    req: Request,
+    chunks: Iterator[_Chunk],
+    workers: Workers,
+    sharing: Sharing | None,
+) -> None:
+    """The workers sample, look up and index each chunk (:func:`_job`) while the
+    client's one ``COPY`` takes every pair; returns when the workers stored every
+    chunk's new texts."""
+    progress = req.progress
+    done = 0
+    with conn.cursor().copy("COPY riido_stage (doc_id, key) FROM STDIN") as cp:
+        for n, chunk in enumerate(chunks):
+            sampled = sharing if n < SAMPLED_CHUNKS else None
+            workers.put(_job(workers, chunk, req.cfg, sampled))
+            for pair in chunk.pairs:
+                cp.write_row(pair)
+            done += len(chunk.pairs)
+            if progress:
+                progress("documents", done, 0)
+    workers.finish()

@@ -36,6 +36,7 @@ __all__ = [
     "collect_garbage",
     "copy_texts",
     "key_of",
+    "key_of_utf8",
     "key_prefix",
     "new_texts_plan",
     "stored_digest",
@@ -66,8 +67,13 @@ def text_keyer(text_config: str) -> hashlib._Hash:
 def key_of(keyer: hashlib._Hash, text: str) -> bytes:
     """The 16 bytes of ``text``'s key from a configuration's :func:`text_keyer` (left
     as it was, so one keyer serves a whole load); ``bytes.hex()`` is its uuid text."""
+    return key_of_utf8(keyer, text.encode("utf-8"))
+
+
+def key_of_utf8(keyer: hashlib._Hash, data: bytes) -> bytes:
+    """:func:`key_of` of a text already in UTF-8 (``data``)."""
     h = keyer.copy()
-    h.update(text.encode("utf-8"))
+    h.update(data)
     return h.digest()[:16]
 
 

@@ -1,5 +1,6 @@
 """A load's statement timeout, apart from the query timeout (README "Limits and
-guarantees": loads are bounded by their input, queries by ``statement_timeout``)."""
+guarantees": loads are bounded by their input, queries by ``statement_timeout``), and
+its ``work_mem`` for the statements that sort or hash every document."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import psycopg
 from riido_pg import config
 from riido_pg.server.connect import Conn
 
-__all__ = ["load_session_timeout", "load_timeout", "load_timeout_ms"]
+__all__ = ["load_session_timeout", "load_timeout", "load_timeout_ms", "load_work_mem"]
 
 
 def load_timeout_ms() -> int:
@@ -49,3 +50,11 @@ def load_timeout(conn: Conn) -> AbstractContextManager[None]:
     the query statement timeout; ``RIIDO_PG_LOAD_TIMEOUT_MS`` (default 0, no limit)
     applies instead. The session's statement timeout is back after the block."""
     return _load_statement_timeout(conn, local=True)
+
+
+def load_work_mem(conn: Conn) -> None:
+    """Raise work_mem for the rest of the current transaction (a load's): a column's
+    postings hold every lexeme's arrays in a hash aggregate, and the content digest
+    sorts and groups every staged id; under the 4 MB default both spill to disk
+    (``RIIDO_PG_LOAD_WORK_MEM``, default :data:`riido_pg.config.DEFAULT_LOAD_WORK_MEM`)."""
+    conn.execute("SELECT set_config('work_mem', %s, true)", (config.load_work_mem(),))

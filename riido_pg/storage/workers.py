@@ -2,11 +2,14 @@
 
 :func:`connections` opens more sessions to the server of the caller's connection, as
 the same role (its parameters and password), each under the load timeout;
-:class:`Workers` runs one thread per session, taking chunks of new texts from a
-bounded queue and storing each in a transaction of its own
-(:func:`~riido_pg.storage.indexing.index_texts`). The reading thread sees a worker's
-error at its next hand-over and re-raises it; :meth:`Workers.abort` cancels what the
-sessions run.
+:class:`Workers` runs one thread per session, taking jobs from a bounded queue. A job
+(:data:`Job`) is one whole chunk of the input: it looks up which of the chunk's texts
+are stored already and hands the others to :meth:`Workers.index`, which stores them
+up to :data:`BATCH` at a time in a transaction of their own
+(:func:`~riido_pg.storage.indexing.index_texts`); the loader's reading thread never
+waits for a look-up (:mod:`riido_pg.storage.staging`). The reading thread sees a
+worker's error at its next hand-over and re-raises it; :meth:`Workers.abort` cancels
+what the sessions run.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ from __future__ import annotations
 import queue
 import threading
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 
 import psycopg
@@ -24,7 +27,16 @@ from riido_pg.server.connect import Conn
 from riido_pg.storage.indexing import Skips, index_texts
 from riido_pg.storage.timeouts import load_timeout_ms
 
-__all__ = ["Workers", "connections", "worker_connection", "worker_connections"]
+__all__ = ["Job", "Workers", "connections", "worker_connection", "worker_connections"]
+
+#: What a worker runs for one hand-over, on its session (autocommit outside the
+#: transactions it opens itself).
+Job = Callable[[Conn], None]
+
+#: New texts a worker gathers before it stores them, in one transaction: a load that
+#: changes little finds a few new texts in each chunk, and storing each chunk's few
+#: in a transaction of their own cost seven round trips a chunk.
+BATCH = 2_000
 
 
 class Workers:
@@ -35,11 +47,11 @@ class Workers:
         self.cfg = cfg
         self.token = token
         self.skips = skips
-        self.queue: queue.Queue[dict[bytes, tuple[str, str]] | None] = queue.Queue(
-            maxsize=2 * len(conns)
-        )
+        self.queue: queue.Queue[Job | None] = queue.Queue(maxsize=2 * len(conns))
         self.errors: list[BaseException] = []
         self.failed = threading.Event()
+        #: Each worker session's gathered new texts (only its own thread touches them).
+        self.pending: dict[int, dict[bytes, tuple[str, str]]] = {id(c): {} for c in conns}
         self.threads = [
             threading.Thread(target=self._run, args=(c,), name=f"riido-load-{i}", daemon=True)
             for i, c in enumerate(conns)
@@ -48,27 +60,48 @@ class Workers:
             t.start()
 
     def _run(self, conn: Conn) -> None:
+        stopped = False  # the thread's stop taken from the queue
         try:
-            while (texts := self.queue.get()) is not None:
+            while (job := self.queue.get()) is not None:
                 if self.failed.is_set():
                     continue
-                index_texts(conn, texts, self.cfg, self.token, self.skips)
+                job(conn)
+            stopped = True
+            if not self.failed.is_set():
+                self._store(conn)  # what it gathered since its last batch
         except BaseException as exc:  # reported by the reading thread
             self.errors.append(exc)
             self.failed.set()
-            # keep draining so the reader never blocks on a full queue
-            while self.queue.get() is not None:
+            # keep draining so the reader never blocks on a full queue (up to this
+            # thread's stop, unless it had it already: then nothing more comes)
+            while not stopped and self.queue.get() is not None:
                 pass
 
     def check(self) -> None:
         if self.errors:
             raise self.errors[0]
 
-    def put(self, texts: dict[bytes, tuple[str, str]]) -> None:
+    def index(self, conn: Conn, texts: dict[bytes, tuple[str, str]]) -> None:
+        """Store ``texts`` (16-byte key -> (doc_id, body)) on a worker's ``conn``: gathered
+        until :data:`BATCH` are, then stored in a transaction of their own, their keys
+        pending under the load's token (the rest when the input ends)."""
+        pending = self.pending[id(conn)]
+        pending.update(texts)
+        if len(pending) >= BATCH:
+            self._store(conn)
+
+    def _store(self, conn: Conn) -> None:
+        """Store the texts ``conn``'s worker gathered."""
+        pending = self.pending[id(conn)]
+        if pending:
+            index_texts(conn, pending, self.cfg, self.token, self.skips)
+            self.pending[id(conn)] = {}
+
+    def put(self, job: Job) -> None:
         while True:
             self.check()
             try:
-                self.queue.put(texts, timeout=0.2)
+                self.queue.put(job, timeout=0.2)
                 return
             except queue.Full:
                 continue

@@ -24,8 +24,6 @@ import dataclasses
 import math
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from riido_pg.ranking.policy import structure
 from riido_pg.ranking.policy.skeleton import (
     AT_LEAST_ONE,
@@ -44,6 +42,7 @@ from riido_pg.ranking.policy.skeleton import (
 from riido_pg.server.plans import Plan
 
 if TYPE_CHECKING:
+    import numpy as np
     import numpy.typing as npt
 
 __all__ = [
@@ -75,6 +74,8 @@ def cosines(query: npt.ArrayLike, matrix: npt.ArrayLike) -> npt.NDArray[np.float
     products (exact in float64) summed exactly and rounded once (``math.fsum``), so a
     row's cosine does not depend on where it stands or on the BLAS: both paths, and
     any oracle, get the same float64 for the same two vectors."""
+    import numpy as np  # here, not at the top: every command line start imports this module
+
     q = np.asarray(query, dtype=np.float32).astype(np.float64).ravel()
     m = np.asarray(matrix, dtype=np.float32).astype(np.float64)
     if m.ndim != 2 or m.shape[1] != q.shape[0]:
@@ -90,6 +91,8 @@ def weighted_order(
     in structure's order; ``cos`` their cosines) by ``score / top + weight * cos``,
     ties in structure's order, and each one's weighted score (by position in the
     input). ``top`` is the first score, or 1 when it is not above 0."""
+    import numpy as np
+
     s = np.asarray(scores, dtype=np.float64)
     c = np.asarray(cos, dtype=np.float64)
     if s.shape != c.shape:
