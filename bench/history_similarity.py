@@ -402,7 +402,8 @@ def main() -> None:
             )
     if checks:
         summary(checks, grid[1:], none, "check corpora (choosing nothing)")
-    shown = [g for g in (chosen,) if g is not None]
+    # the chosen setting; a run of check corpora alone shows every setting it ran
+    shown = [chosen] if chosen is not None else ([] if results else grid[1:])
     print("\n| corpus | control | shipped | " + " | ".join(shown) + " − shipped [95 %] |")
     for c, r in {**results, **checks}.items():
         label = c if c in results else f"{c} (check)"
