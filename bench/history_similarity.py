@@ -69,16 +69,9 @@ from structure import (
     versus_control,
 )
 
-from riido_pg.corpora.history.diffs import changed_old_sides
 from riido_pg.corpora.history.snapshots import open_top
-from riido_pg.corpora.history.subjects import clean_subject
-from riido_pg.corpora.history.targets import MissingObjects, old_side_targets
 from riido_pg.evaluation import batch as batch_module
-from riido_pg.extract.git import GitFailed
-from riido_pg.extract.gittree import CatFile, RevisionTree
-from riido_pg.extract.ignore import compile_excludes
-from riido_pg.extract.languages import select_languages
-from riido_pg.extract.walk import PathFinder
+from riido_pg.extract.similar import function_key, read_commits
 from riido_pg.ranking.policies import STRUCTURE_BM25, get_policy
 from riido_pg.ranking.policy.skeleton import EvalScores
 from riido_pg.resources import sql_text
@@ -91,10 +84,8 @@ K1, B = 1.2, 0.75
 NO_LIMIT = 10**9
 
 
-def key_of(doc_id: str) -> str:
-    """A function's id without its trailing line number (``path:qualname``)."""
-    head, _, tail = doc_id.rpartition(":")
-    return head if head and tail.isdigit() else doc_id
+#: A function's id without its trailing line number (``path:qualname``).
+key_of = function_key
 
 
 # --- the past commits, read from the repository --------------------------------------
@@ -102,44 +93,12 @@ def key_of(doc_id: str) -> str:
 
 def commit_changes(repository_path: Path, commits: Sequence[str]) -> dict[str, Any]:
     """Per commit: its cleaned subject and the keys of the functions it changed, on
-    its own side of the diff from its (first) parent."""
-    repository = open_top(repository_path)
-    selected = select_languages(None)
-    finder = PathFinder(compile_excludes([]), include_vendored=False)
-    out: dict[str, Any] = {}
-    listings: dict[str, Any] = {}
-    blobs: dict[str, Any] = {}
-    with CatFile(repository) as cat:
-        for n, commit in enumerate(commits):
-            raw = repository.run("log", "-1", "--format=%P%x1f%s", commit).decode(
-                "utf-8", "replace"
-            )
-            parents, subject = raw.rstrip("\n").split("\x1f", 1)
-            keys: list[str] = []
-            parent = parents.split()[0] if parents.split() else None
-            if parent is not None:
-                try:
-                    sides = changed_old_sides(repository, commit, parent)
-                    found = cat.get(commit)
-                    if found is None or found[2] is None:
-                        raise OSError(2, "commit missing from the repository")
-                    root = found[2][5 : found[2].index(b"\n")].decode("ascii")
-                    tree = RevisionTree(
-                        cat,
-                        root,
-                        len(commit) // 2,
-                        repository.info_exclude,
-                        listings=listings,
-                        blobs=blobs,
-                    )
-                    ids = old_side_targets(tree, finder, selected, sides, NO_LIMIT)
-                    keys = sorted({key_of(i) for i in ids})
-                except (GitFailed, MissingObjects, OSError) as exc:  # a commit we cannot read
-                    print(f"  {commit[:12]}: unreadable ({exc!r})", flush=True)
-            out[commit] = {"subject": clean_subject(subject), "keys": keys}
-            if n % 200 == 199:
-                print(f"  {n + 1}/{len(commits)} commits read", flush=True)
-    return out
+    its own side of the diff from its (first) parent
+    (:func:`riido_pg.extract.similar.read_commits`)."""
+    return {
+        p.commit: {"subject": p.subject, "keys": sorted(p.keys)}
+        for p in read_commits(repository_path, commits)
+    }
 
 
 def windows(repository_path: Path, revisions: Sequence[str], n: int) -> dict[str, list[str]]:
