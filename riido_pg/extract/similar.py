@@ -8,10 +8,10 @@ cleaned as a history question's is (:func:`~riido_pg.corpora.history.subjects.cl
 and the functions it changed *at that commit*: git's diff between the commit and its
 first parent, on the commit's side (so a function it added counts), mapped to the
 innermost function of each changed line by the rules of a history corpus's targets
-(test functions left out). A function is taken by its :func:`function_key`, its id
-without the trailing line number, so that the functions of R it names are found
-however its lines moved since (a function renamed, moved or removed since is lost;
-overloads sharing a key all count).
+(test, documentation and example code left out). A function is taken by its
+:func:`function_key`, its id without the trailing line number, so that the functions
+of R it names are found however its lines moved since (a function renamed, moved or
+removed since is lost; overloads sharing a key all count).
 
 :func:`history_weights` is the score the prior lifts a document by, given a
 question's lexemes: per past commit i, sim_i = BM25 (k1 = 1.2, b = 0.75, tf 1) of the
