@@ -11,10 +11,13 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, BinaryIO, overload
+from typing import TYPE_CHECKING, Any, BinaryIO, overload
 
 from riido_pg.errors import InvalidInput
 from riido_pg.jsontext import read_json
+
+if TYPE_CHECKING:
+    from riido_pg.extract.similar import RevisionWindow
 
 __all__ = [
     "MAX_DOCUMENTS_PER_REQUEST",
@@ -130,10 +133,12 @@ class DocumentStream(Iterable[Document]):
     leaves out instead of failing (a source tree's functions: the caller has what it
     has). ``recent``, if set, gives once the stream is read the ids of its recently
     changed documents (a git revision's: :mod:`riido_pg.extract.recent`), which the
-    load stores for the recency prior.
+    load stores for the recency prior. ``history``, if set, is the git revision's
+    window of past commits (:class:`~riido_pg.extract.similar.RevisionWindow`), which
+    the load stores for the history-similarity prior.
     """
 
-    __slots__ = ("_make", "checked", "recent", "skip_unindexable", "where")
+    __slots__ = ("_make", "checked", "history", "recent", "skip_unindexable", "where")
 
     def __init__(
         self,
@@ -143,12 +148,14 @@ class DocumentStream(Iterable[Document]):
         checked: bool = True,
         skip_unindexable: Callable[[str, str], None] | None = None,
         recent: Callable[[], frozenset[str]] | None = None,
+        history: RevisionWindow | None = None,
     ) -> None:
         self._make = make
         self.where = where
         self.checked = checked
         self.skip_unindexable = skip_unindexable
         self.recent = recent
+        self.history = history
 
     def __iter__(self) -> Iterator[Document]:
         return self._make()

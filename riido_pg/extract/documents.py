@@ -23,6 +23,7 @@ from riido_pg.errors import InvalidInput
 from riido_pg.extract.api import iter_functions
 from riido_pg.extract.cache import FileCache
 from riido_pg.extract.recent import RecentLines, recent_lines
+from riido_pg.extract.similar import RevisionWindow
 from riido_pg.extract.stats import ExtractStats
 
 __all__ = ["tree_documents", "unindexable"]
@@ -121,4 +122,5 @@ def tree_documents(
         where=str(root),
         skip_unindexable=unindexed,
         recent=recent_ids if rev is not None else None,
+        history=RevisionWindow(root, rev) if rev is not None else None,
     )

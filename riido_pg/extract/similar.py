@@ -32,6 +32,7 @@ __all__ = [
     "SIMILAR_COMMITS",
     "SIMILAR_K1",
     "PastCommit",
+    "RevisionWindow",
     "documents_by_key",
     "function_key",
     "history_weights",
@@ -82,10 +83,11 @@ def past_commits(root: Path, rev: str, commits: int = SIMILAR_COMMITS) -> list[P
     return read_commits(root, shas)
 
 
-def read_commits(root: Path, shas: Sequence[str]) -> list[PastCommit]:
+def read_commits(root: Path, shas: Sequence[str], *, whole: bool = False) -> list[PastCommit]:
     """Each commit's cleaned subject and the keys of the functions it changed, on its
     own side of the diff from its first parent (a root commit, or one whose objects
-    are missing, changed nothing known); paths relative to ``root``."""
+    are missing, changed nothing known); paths relative to ``root`` (``whole``: to the
+    repository's top, every changed function kept wherever it is)."""
     from riido_pg.corpora.history.diffs import changed_old_sides
     from riido_pg.corpora.history.subjects import clean_subject
     from riido_pg.corpora.history.targets import MissingObjects, old_side_targets
@@ -125,9 +127,46 @@ def read_commits(root: Path, shas: Sequence[str]) -> list[PastCommit]:
                     ids = old_side_targets(tree, finder, selected, sides, _NO_LIMIT)
                 except (GitFailed, MissingObjects, OSError):
                     ids = set()
-                keys = {function_key(i)[len(prefix) :] for i in ids if i.startswith(prefix)}
+                cut = "" if whole else prefix
+                keys = {function_key(i)[len(cut) :] for i in ids if i.startswith(cut)}
             found.append(PastCommit(sha, clean_subject(subject), frozenset(keys)))
     return found
+
+
+@dataclass(frozen=True, slots=True)
+class RevisionWindow:
+    """The window a load of revision ``rev`` of the repository at ``root`` stores:
+    :meth:`shas` lists its past commits (one git command), :meth:`read` reads what
+    some of them say and changed (keys relative to the repository's top, so that a
+    commit read once serves a load of any directory of the repository), and
+    ``prefix`` is where ``root`` sits (a key names a document of the load as
+    ``prefix`` + its key)."""
+
+    root: Path
+    rev: str
+    commits: int = SIMILAR_COMMITS
+
+    @property
+    def prefix(self) -> str:
+        from riido_pg.extract.git import open_repository
+
+        return open_repository(self.root).prefix
+
+    def shas(self) -> list[str]:
+        """The window's commit ids, newest first (see :func:`past_commits`)."""
+        from riido_pg.extract.git import open_repository
+
+        repository = open_repository(self.root)
+        commit = repository.commit(self.rev)
+        return (
+            repository.run("rev-list", "--no-merges", f"--max-count={self.commits}", commit, "--")
+            .decode("ascii")
+            .split()
+        )
+
+    def read(self, shas: Sequence[str]) -> list[PastCommit]:
+        """:func:`read_commits` of these commits, keys relative to the repository's top."""
+        return read_commits(self.root, shas, whole=True)
 
 
 def history_weights(

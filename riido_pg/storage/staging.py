@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from psycopg import sql
 
@@ -32,6 +33,9 @@ from riido_pg.storage.indexing import Skips, send_texts, store_texts
 from riido_pg.storage.texts import key_of, new_texts_plan, text_keyer
 from riido_pg.storage.timeouts import load_timeout
 from riido_pg.storage.workers import Workers
+
+if TYPE_CHECKING:
+    from riido_pg.extract.similar import RevisionWindow
 
 __all__ = ["CHUNK", "Progress", "Request", "Sharing", "Staged", "request", "stage"]
 
@@ -67,6 +71,9 @@ class Request:
     #: The ids of the recently changed documents, once the documents are read (a git
     #: revision's stream: :attr:`~riido_pg.documents.DocumentStream.recent`).
     recent: Callable[[], frozenset[str]] | None = None
+    #: The git revision's window of past commits (a git revision's stream:
+    #: :attr:`~riido_pg.documents.DocumentStream.history`; None: no window).
+    history: RevisionWindow | None = None
 
 
 def request(
@@ -83,14 +90,26 @@ def request(
     are checked, and who hears of a document left out because PostgreSQL cannot index
     it (nobody: such a document fails the load)."""
     recent = None
+    history = None
     if isinstance(docs, DocumentStream):
         where, checked, skip = docs.where, docs.checked, docs.skip_unindexable
-        recent = docs.recent
+        recent, history = docs.recent, docs.history
     else:
         where, checked, skip = f"snapshot {snapshot_id!r}", False, None
     checked = checked or isinstance(docs, DocumentSet)
     return Request(
-        snapshot_id, docs, cfg, where, checked, replace, progress, Skips(skip), base, fresh, recent
+        snapshot_id,
+        docs,
+        cfg,
+        where,
+        checked,
+        replace,
+        progress,
+        Skips(skip),
+        base,
+        fresh,
+        recent,
+        history,
     )
 
 
