@@ -135,6 +135,10 @@ def test_a_load_stores_each_commit_once_and_a_window_per_snapshot(
         ([split_identifiers(p.subject) for p in new],),
     ).fetchall()
     assert stored == analysed
+    # a parallel load stores the same window
+    load_snapshot(conn, "hp-par", tree_documents(repo.path, rev="HEAD"), jobs=2, fresh=True)
+    assert _window(conn, "hp-par") == _window(conn, "hp-new")
+    drop_snapshot(conn, "hp-par")
     # a work tree, a list of documents: no window; dropping a snapshot drops its window
     load_snapshot(conn, "hp-tree", tree_documents(repo.path))
     load_snapshot(conn, "hp-list", [Document("a.py:f:1", "def f(): pass")])
@@ -445,3 +449,36 @@ def test_eval_of_a_history_corpus_ranks_as_rank_snapshot(
     n = len(ranks)
     mrr = done.evaluation.to_dict()["policies"][STRUCTURE_BM25]["mrr"]
     assert mrr == pytest.approx(sum(1 / r for r in ranks) / n, abs=5e-5)
+
+
+def test_a_moved_snapshot_takes_its_window_and_its_commits(
+    db: Database, snapshots: dict[str, list[Document]]
+) -> None:
+    """copy_snapshot (``snapshots move``) copies the window and the commits it names
+    (the target keeps commits it holds), so the copy ranks alike."""
+    import uuid
+
+    from psycopg.conninfo import make_conninfo
+
+    from riido_pg.server import migrate
+    from riido_pg.storage.copying import copy_snapshot
+
+    name = f"hp_copy_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(db.dsn, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        dsn = make_conninfo(db.dsn, dbname=name)
+        migrate.upgrade(dsn)
+        with db.connect() as source, psycopg.connect(dsn, autocommit=True) as target:
+            for snapshot_id in ("hpw", "hpw2"):  # hpw2 shares commits with hpw
+                with target.transaction():
+                    copy_snapshot(source, target, snapshot_id)
+                assert _window(target, snapshot_id) == _window(source, snapshot_id)
+                for query in QUERIES[:4]:
+                    want = rank_snapshot(source, snapshot_id, query, policy=STRUCTURE_BM25)
+                    got = rank_snapshot(target, snapshot_id, query, policy=STRUCTURE_BM25)
+                    assert got.candidates == want.candidates
+            assert target.execute("SELECT count(*) FROM riido.commits").fetchone() == (60,)
+    finally:
+        with psycopg.connect(db.dsn, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
