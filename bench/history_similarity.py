@@ -37,6 +37,13 @@ shipped policy with a 95 % interval (:func:`structure.mean_interval`), and which
 corpora a setting lowers significantly. ``--check`` corpora are evaluated after the
 choice and choose nothing.
 
+Since schema revision 0025 the shipped ``structure_bm25`` holds the prior itself
+(N = 1000, beta = 0.5: docs/evaluation.md "History similarity", Implemented): the
+variants here multiply the shipped score *without* it (``history_prior`` 0), and
+their ``structure_bm25`` column is the prior as shipped; beta = 0 is then checked
+against ``structure_bm25`` only when the shipped beta is 0. The tables of
+docs/evaluation.md were made before (commits 49ffcf1 and 005017a).
+
 The past commits' subjects and changed functions are read once per repository and
 cached in ``--cache DIR`` (JSON, keyed by the repository path and commit).
 
@@ -266,7 +273,7 @@ class Similar(Structure):
     def __init__(self, n: int, beta: float) -> None:
         shipped = get_policy(STRUCTURE_BM25).combiner
         assert isinstance(shipped, Structure)
-        super().__init__(**shipped.values)
+        super().__init__(**{**shipped.values, "history_prior": 0.0})
         self.__dict__["simi"] = (n, beta)
 
     @property
@@ -338,7 +345,8 @@ def main() -> None:
                 _NOW["corpus"] = Corpus(path, dsn, args.cache)
                 into[path.name] = evaluate(dsn, path, grid)
                 same = into[path.name][none]["ranks"] == into[path.name][STRUCTURE_BM25]["ranks"]
-                assert same, f"{path.name}: beta = 0 does not reproduce {STRUCTURE_BM25}"
+                shipped_off = get_policy(STRUCTURE_BM25).combiner.values["history_prior"] == 0
+                assert same or not shipped_off, f"{path.name}: beta = 0 is not {STRUCTURE_BM25}"
                 print(
                     path.name,
                     {g: round(into[path.name][g]["mrr"], 4) for g in grid},
