@@ -280,7 +280,11 @@ def _stream(docs: list[Document], past: list[PastCommit]) -> DocumentStream:
 
 
 def _expected(
-    conn: psycopg.Connection[Any], snapshot_id: str, docs: list[Document], query: str
+    conn: psycopg.Connection[Any],
+    snapshot_id: str,
+    docs: list[Document],
+    query: str,
+    params: dict[str, float] | None = None,
 ) -> dict[str, float]:
     """Each document's score from the definition: the score without the prior (the
     same snapshot ranked with β = 0) times 1 + β · H / max H, H from history_weights
@@ -305,12 +309,13 @@ def _expected(
     subjects = [lexemes(s) for s, _ in rows]
     changed = [[n for k in keys for n in by_key.get(k, ())] for _, keys in rows]
     weights = history_weights(lexemes(query), subjects, changed)
+    given = dict(params or {})
+    beta = given.pop("history_prior", STRUCTURE_HISTORY_PRIOR)
     without = rank_snapshot(
-        conn, snapshot_id, query, policy=STRUCTURE_BM25, params={"history_prior": 0.0}
+        conn, snapshot_id, query, policy=STRUCTURE_BM25, params={**given, "history_prior": 0.0}
     )
     return {
-        c.id: c.score * (1.0 + STRUCTURE_HISTORY_PRIOR * weights.get(ids.index(c.id), 0.0))
-        for c in without.candidates
+        c.id: c.score * (1.0 + beta * weights.get(ids.index(c.id), 0.0)) for c in without.candidates
     }
 
 
@@ -336,6 +341,29 @@ def test_the_score_is_the_definitions_on_every_path(
         (snapshot_id, query, 60, STRUCTURE_BM25),
     ).fetchall()
     assert [(str(i), float(s)) for i, s in rows] == [(c.id, c.score) for c in got.candidates[:60]]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"name_match": 1.0},  # one step, with the length prior
+        {"name_match": 1.0, "length_prior": 0.0},  # one step, nothing read after
+        {"length_prior": 0.0, "history_prior": 2.0},  # two steps without lengths
+    ],
+)
+def test_every_form_of_the_statement_applies_it(
+    conn: psycopg.Connection[Any], snapshots: dict[str, list[Document]], params: dict[str, float]
+) -> None:
+    for snapshot_id in ("hpw", "hpw2"):
+        for query in QUERIES[:6]:
+            got = rank_snapshot(conn, snapshot_id, query, policy=STRUCTURE_BM25, params=params)
+            want = _expected(conn, snapshot_id, snapshots[snapshot_id], query, params)
+            assert {c.id: c.score for c in got.candidates} == want
+            for k in (1, 3, 10):
+                top = rank_snapshot(
+                    conn, snapshot_id, query, policy=STRUCTURE_BM25, params=params, limit=k
+                )
+                assert top.candidates == got.candidates[:k], (query, k)
 
 
 def test_beta_zero_is_the_ranking_without_a_window(
