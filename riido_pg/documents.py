@@ -11,13 +11,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, BinaryIO, overload
+from typing import Any, BinaryIO, Protocol, overload
 
 from riido_pg.errors import InvalidInput
 from riido_pg.jsontext import read_json
-
-if TYPE_CHECKING:
-    from riido_pg.extract.similar import RevisionWindow
 
 __all__ = [
     "MAX_DOCUMENTS_PER_REQUEST",
@@ -30,6 +27,8 @@ __all__ = [
     "DocumentSet",
     "DocumentStream",
     "HintsRequest",
+    "PastCommitRow",
+    "PastWindow",
     "RankRequest",
     "check_document",
     "check_item",
@@ -122,6 +121,28 @@ class DocumentSet(Sequence[Document]):
         return f"DocumentSet({len(self._docs)} documents)"
 
 
+class PastCommitRow(Protocol):
+    """What a past commit says and changed (:class:`riido_pg.extract.similar.PastCommit`)."""
+
+    @property
+    def commit(self) -> str: ...
+    @property
+    def subject(self) -> str: ...
+    @property
+    def keys(self) -> frozenset[str]: ...
+
+
+class PastWindow(Protocol):
+    """A git revision's window of past commits, as a load stores it
+    (:class:`riido_pg.extract.similar.RevisionWindow`): its commit ids, what some of
+    them say and changed, and where the loaded directory sits in the repository."""
+
+    @property
+    def prefix(self) -> str: ...
+    def shas(self) -> list[str]: ...
+    def read(self, shas: Sequence[str]) -> Sequence[PastCommitRow]: ...
+
+
 class DocumentStream(Iterable[Document]):
     """Documents read one at a time (a load streams them: no process holds them all).
 
@@ -148,7 +169,7 @@ class DocumentStream(Iterable[Document]):
         checked: bool = True,
         skip_unindexable: Callable[[str, str], None] | None = None,
         recent: Callable[[], frozenset[str]] | None = None,
-        history: RevisionWindow | None = None,
+        history: PastWindow | None = None,
     ) -> None:
         self._make = make
         self.where = where

@@ -15,13 +15,10 @@ matches keys.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
+from riido_pg.documents import PastWindow
 from riido_pg.server.connect import Conn
 from riido_pg.splitting import split_identifiers
-
-if TYPE_CHECKING:
-    from riido_pg.extract.similar import RevisionWindow
 
 __all__ = ["READ_CHUNK", "store_window"]
 
@@ -67,7 +64,7 @@ FROM w LEFT JOIN found AS f ON f.position = w.position
 def store_window(
     conn: Conn,
     snapshot_id: str,
-    window: RevisionWindow | None,
+    window: PastWindow | None,
     cfg: str,
     progress: Callable[[str, int, int], None] | None,
 ) -> None:

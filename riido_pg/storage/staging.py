@@ -20,11 +20,17 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from psycopg import sql
 
-from riido_pg.documents import Document, DocumentSet, DocumentStream, check_item, describe
+from riido_pg.documents import (
+    Document,
+    DocumentSet,
+    DocumentStream,
+    PastWindow,
+    check_item,
+    describe,
+)
 from riido_pg.errors import InvalidInput
 from riido_pg.resources import sql_template, sql_text
 from riido_pg.server.connect import Conn
@@ -33,9 +39,6 @@ from riido_pg.storage.indexing import Skips, send_texts, store_texts
 from riido_pg.storage.texts import key_of, new_texts_plan, text_keyer
 from riido_pg.storage.timeouts import load_timeout
 from riido_pg.storage.workers import Workers
-
-if TYPE_CHECKING:
-    from riido_pg.extract.similar import RevisionWindow
 
 __all__ = ["CHUNK", "Progress", "Request", "Sharing", "Staged", "request", "stage"]
 
@@ -73,7 +76,7 @@ class Request:
     recent: Callable[[], frozenset[str]] | None = None
     #: The git revision's window of past commits (a git revision's stream:
     #: :attr:`~riido_pg.documents.DocumentStream.history`; None: no window).
-    history: RevisionWindow | None = None
+    history: PastWindow | None = None
 
 
 def request(
