@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, BinaryIO, overload
+from typing import Any, BinaryIO, Protocol, overload
 
 from riido_pg.errors import InvalidInput
 from riido_pg.jsontext import read_json
@@ -27,6 +27,8 @@ __all__ = [
     "DocumentSet",
     "DocumentStream",
     "HintsRequest",
+    "PastCommitRow",
+    "PastWindow",
     "RankRequest",
     "check_document",
     "check_item",
@@ -120,6 +122,28 @@ class DocumentSet(Sequence[Document]):
         return f"DocumentSet({len(self._docs)} documents)"
 
 
+class PastCommitRow(Protocol):
+    """What a past commit says and changed (:class:`riido_pg.extract.similar.PastCommit`)."""
+
+    @property
+    def commit(self) -> str: ...
+    @property
+    def subject(self) -> str: ...
+    @property
+    def keys(self) -> frozenset[str]: ...
+
+
+class PastWindow(Protocol):
+    """A git revision's window of past commits, as a load stores it
+    (:class:`riido_pg.extract.similar.RevisionWindow`): its commit ids, what some of
+    them say and changed, and where the loaded directory sits in the repository."""
+
+    @property
+    def prefix(self) -> str: ...
+    def shas(self) -> list[str]: ...
+    def read(self, shas: Sequence[str]) -> Sequence[PastCommitRow]: ...
+
+
 class DocumentStream(Iterable[Document]):
     """Documents read one at a time (a load streams them: no process holds them all).
 
@@ -131,10 +155,12 @@ class DocumentStream(Iterable[Document]):
     leaves out instead of failing (a source tree's functions: the caller has what it
     has). ``recent``, if set, gives once the stream is read the ids of its recently
     changed documents (a git revision's: :mod:`riido_pg.extract.recent`), which the
-    load stores for the recency prior.
+    load stores for the recency prior. ``history``, if set, is the git revision's
+    window of past commits (:class:`~riido_pg.extract.similar.RevisionWindow`), which
+    the load stores for the history-similarity prior.
     """
 
-    __slots__ = ("_make", "checked", "recent", "skip_unindexable", "where")
+    __slots__ = ("_make", "checked", "history", "recent", "skip_unindexable", "where")
 
     def __init__(
         self,
@@ -144,12 +170,14 @@ class DocumentStream(Iterable[Document]):
         checked: bool = True,
         skip_unindexable: Callable[[str, str], None] | None = None,
         recent: Callable[[], frozenset[str]] | None = None,
+        history: PastWindow | None = None,
     ) -> None:
         self._make = make
         self.where = where
         self.checked = checked
         self.skip_unindexable = skip_unindexable
         self.recent = recent
+        self.history = history
 
     def __iter__(self) -> Iterator[Document]:
         return self._make()

@@ -25,6 +25,7 @@ PHASES = {
     "index": "building the index",
     "statistics": "updating statistics",
     "commits": "commits read",
+    "past_commits": "reading past commits",
     "questions": "questions found",
     "snapshots": "loading snapshots",
     "embedded_snapshots": "embedding snapshots",

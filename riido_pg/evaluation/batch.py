@@ -37,6 +37,7 @@ from riido_pg.evaluation.scoring import (
     ColumnWeights,
     Documents,
     documents,
+    history_places,
     send_column_weights,
 )
 from riido_pg.ranking import bm25 as bm25_sql
@@ -188,6 +189,10 @@ class Prepared:
     #: Per document place: did the snapshot's revision change it recently? (None
     #: unless a policy reads the fields.)
     recent_docs: BoolArray | None = None
+    #: The snapshot's window of past commits, in window order: each commit's subject
+    #: lexemes and the places of the documents it changed (None unless a policy reads
+    #: the fields; empty for a snapshot without a window).
+    window: tuple[list[list[str]], list[list[int]]] | None = None
 
 
 def prepare(
@@ -231,6 +236,7 @@ def prepare(
         names = _send_qualified(conn, snap, text_config, docs, terms) if fields else None
         lens = _send_in_order(conn, snap, docs, "t.len_raw") if fields else None
         marked = _send_recent_docs(conn, snap, docs) if fields else None
+        past = _send_window(conn, snap, docs) if fields else None
         columns = {c: read() for c, read in reading.items()}
         doc_ids = [str(i) for i in ids()] if ids is not None else []
         chars = np.asarray(sizes(), dtype=np.int64)
@@ -238,6 +244,7 @@ def prepare(
         qualified = names() if names is not None else None
         lengths = np.asarray(lens(), dtype=np.int64) if lens is not None else None
         recent = marked() if marked is not None else None
+        window = past() if past is not None else None
     return Prepared(
         questions,
         terms,
@@ -252,6 +259,7 @@ def prepare(
         qualified,
         lengths,
         recent,
+        window,
     )
 
 
@@ -328,6 +336,26 @@ def _send_recent_docs(conn: Conn, snap: Snapshot, docs: Documents) -> Callable[[
         "SELECT s.recent FROM riido.snapshots AS s WHERE s.snapshot_id = %s", (snap.snapshot_id,)
     )
     return _send_mask(conn, recent, docs)
+
+
+def _send_window(
+    conn: Conn, snap: Snapshot, docs: Documents
+) -> Callable[[], tuple[list[list[str]], list[list[int]]]]:
+    """The snapshot's window (``riido.window_commits``) in window order: each past
+    commit's subject lexemes and the places of the documents it changed."""
+    cursor = conn.execute(
+        "SELECT w.lexemes, w.doc_ords FROM riido.window_commits AS w "
+        "WHERE w.snapshot_id = %s ORDER BY w.position",
+        (snap.snapshot_id,),
+    )
+
+    def read() -> tuple[list[list[str]], list[list[int]]]:
+        rows = cursor.fetchall()
+        subjects = [list(r[0]) for r in rows]
+        changed = [docs.place(list(r[1])).tolist() if r[1] else [] for r in rows]
+        return subjects, changed
+
+    return read
 
 
 def rank_prepared(
@@ -509,6 +537,8 @@ def _evaluate_batch(
         batch.qualified = ready.qualified[start:stop]
     batch.lengths = ready.lengths
     batch.recent_docs = ready.recent_docs
+    if ready.window is not None and ready.window[0]:
+        batch.history = [history_places(t.ident, *ready.window) for t in terms]
     for policy in policies:
         began = time.perf_counter()
         policy.combiner.derive(batch)

@@ -414,6 +414,10 @@ class Batch:
     #: Per document place: did the snapshot's revision change it recently? (None when
     #: no policy of the evaluation needs it.)
     recent_docs: BoolArray | None = None
+    #: Per question: the places of the documents the snapshot's window of past commits
+    #: weights for it, ascending, and each one's H / max H (None when no policy of the
+    #: evaluation needs it or the snapshot has no window).
+    history: list[tuple[IntArray, npt.NDArray[np.float64]]] | None = None
     derived: dict[str, sp.csr_matrix] = field(default_factory=dict)
     #: Per document place: its characters and estimated tokens (inspection costs;
     #: None when not given, then every cost is 0).
@@ -580,3 +584,15 @@ def _row_order(rows: IntArray, units: npt.NDArray[np.int64] | FloatArray) -> Int
         return np.argsort(key, kind="stable")
     places = np.arange(len(units), dtype=np.int64)  # their place order, already sorted
     return np.lexsort((places, -units, rows))
+
+
+def history_places(
+    question: Sequence[str], subjects: Sequence[Sequence[str]], changed: Sequence[Sequence[int]]
+) -> tuple[IntArray, npt.NDArray[np.float64]]:
+    """A question's history weights (:func:`riido_pg.extract.similar.history_weights`
+    of its identifier lexemes) as the places they weight, ascending, and H / max H."""
+    from riido_pg.extract.similar import history_weights
+
+    weights = history_weights(question, subjects, changed)
+    places = np.array(sorted(weights), dtype=np.int64)
+    return places, np.array([weights[p] for p in places.tolist()], dtype=np.float64)

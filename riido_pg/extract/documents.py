@@ -14,7 +14,6 @@ file of documents would: a tree is what the caller has, not what they chose.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
@@ -22,20 +21,12 @@ from riido_pg.documents import Document, DocumentStream
 from riido_pg.errors import InvalidInput
 from riido_pg.extract.api import iter_functions
 from riido_pg.extract.cache import FileCache
+from riido_pg.extract.indexable import unindexable
 from riido_pg.extract.recent import RecentLines, recent_lines
+from riido_pg.extract.similar import RevisionWindow
 from riido_pg.extract.stats import ExtractStats
 
 __all__ = ["tree_documents", "unindexable"]
-
-#: PostgreSQL's longest indexable word is 2,047 bytes (riido_pg.storage.loading).
-_MAX_WORD_BYTES = 2047
-_LONG_RUN = re.compile(rf"\S{{{_MAX_WORD_BYTES // 4},}}")  # UTF-8: 4 bytes a char at most
-
-
-def unindexable(text: str) -> bool:
-    """Whether ``text`` has a whitespace-free run of more than 2,047 UTF-8 bytes (a
-    cheap first look; the load leaves out what PostgreSQL's parser finds besides)."""
-    return any(len(m.group().encode("utf-8")) > _MAX_WORD_BYTES for m in _LONG_RUN.finditer(text))
 
 
 def tree_documents(
@@ -121,4 +112,5 @@ def tree_documents(
         where=str(root),
         skip_unindexable=unindexed,
         recent=recent_ids if rev is not None else None,
+        history=RevisionWindow(root, rev) if rev is not None else None,
     )

@@ -56,6 +56,7 @@ from riido_pg.ranking.policy.skeleton import (
 from riido_pg.ranking.policy.structure import (
     STRUCTURE_BM25,
     STRUCTURE_EXAMPLE_PRIOR,
+    STRUCTURE_HISTORY_PRIOR,
     STRUCTURE_LENGTH_PRIOR,
     STRUCTURE_NAME_MATCH,
     STRUCTURE_RECENT_PRIOR,
@@ -91,6 +92,7 @@ __all__ = [
     "RRF_K",
     "STRUCTURE_BM25",
     "STRUCTURE_EXAMPLE_PRIOR",
+    "STRUCTURE_HISTORY_PRIOR",
     "STRUCTURE_LENGTH_PRIOR",
     "STRUCTURE_NAME_MATCH",
     "STRUCTURE_RECENT_PRIOR",

@@ -30,6 +30,7 @@ from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = [
     "Base",
+    "Commit",
     "Document",
     "EvalCorpus",
     "Placement",
@@ -43,6 +44,7 @@ __all__ = [
     "SnapshotSegment",
     "Text",
     "TextVector",
+    "WindowCommit",
     "load_stage",
     "metadata",
     "split_chars",
@@ -93,6 +95,47 @@ class Snapshot(Base):
     base: Mapped[str | None] = mapped_column(C_TEXT, nullable=True)
     added: Mapped[int] = mapped_column(Integer, nullable=False, server_default="0")
     recent: Mapped[list[int]] = mapped_column(ARRAY(Integer), nullable=False, server_default="{}")
+
+
+class Commit(Base):
+    """What one git commit says and changed, shared by every snapshot whose window
+    holds it (:mod:`riido_pg.extract.similar`): its cleaned subject and the keys of the
+    functions it changed, paths relative to the repository's top. Stored by the first
+    load whose window needs it; a commit no snapshot's window holds any more stays."""
+
+    __tablename__ = "commits"
+
+    commit: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
+    subject: Mapped[str] = mapped_column(TextType, nullable=False)
+    keys: Mapped[list[str]] = mapped_column(ARRAY(TextType), nullable=False)
+
+
+class WindowCommit(Base):
+    """One past commit of a snapshot's window (the history-similarity prior's input,
+    stored by a load of a git revision): its place in ``git rev-list --no-merges``
+    order from the revision (0 newest), its subject's lexemes as the identifier column
+    analyses a question under the snapshot's text search configuration, and the
+    ``doc_ord`` of the snapshot's documents with one of its keys (sorted, distinct).
+    Deleted with the snapshot."""
+
+    __tablename__ = "window_commits"
+    __table_args__ = (
+        ForeignKeyConstraint(
+            ["snapshot_id"],
+            ["riido.snapshots.snapshot_id"],
+            name="window_commits_snapshot_id_fkey",
+            ondelete="CASCADE",
+        ),
+        ForeignKeyConstraint(
+            ["commit"], ["riido.commits.commit"], name="window_commits_commit_fkey"
+        ),
+    )
+
+    snapshot_id: Mapped[str] = mapped_column(C_TEXT, primary_key=True)
+    position: Mapped[int] = mapped_column(Integer, primary_key=True)
+    commit: Mapped[str] = mapped_column(C_TEXT, nullable=False)
+    lexemes: Mapped[list[str]] = mapped_column(ARRAY(TextType), nullable=False)
+    doc_ords: Mapped[list[int]] = mapped_column(ARRAY(Integer), nullable=False)
 
 
 class Text(Base):

@@ -21,6 +21,7 @@ from typing import Any
 from psycopg import Connection, sql
 
 from riido_pg.documents import MAX_QUERY_BYTES
+from riido_pg.extract.similar import SIMILAR_B, SIMILAR_K1
 from riido_pg.fields import EXAMPLE_WORDS, TEST_WORDS
 from riido_pg.ranking.bm25 import SCALE
 from riido_pg.ranking.policies import (
@@ -30,6 +31,7 @@ from riido_pg.ranking.policies import (
     OUT_OF_SCOPE,
     RRF_K,
     STRUCTURE_EXAMPLE_PRIOR,
+    STRUCTURE_HISTORY_PRIOR,
     STRUCTURE_LENGTH_PRIOR,
     STRUCTURE_NAME_MATCH,
     STRUCTURE_RECENT_PRIOR,
@@ -60,6 +62,9 @@ def _values() -> list[tuple[str, str, Any]]:
         ("structure_name_match", "float8", STRUCTURE_NAME_MATCH),
         ("structure_length_prior", "float8", STRUCTURE_LENGTH_PRIOR),
         ("structure_recent_prior", "float8", STRUCTURE_RECENT_PRIOR),
+        ("structure_history_prior", "float8", STRUCTURE_HISTORY_PRIOR),
+        ("history_k1", "float8", SIMILAR_K1),
+        ("history_b", "float8", SIMILAR_B),
         ("test_words", "text[]", sorted(TEST_WORDS)),
         ("example_words", "text[]", sorted(EXAMPLE_WORDS)),
         ("policies", "text[]", list(IN_SQL)),

@@ -368,7 +368,9 @@ $$;
 -- w_name, the test and example priors and the name match factor (a_config: the
 -- snapshot's text search configuration, which structure reads qualified names with;
 -- a_w6: structure's length prior exponent; a_recent: the snapshot's recently changed
--- documents, a_w7: the recency prior's factor).
+-- documents, a_w7: the recency prior's factor; a_snapshot: the snapshot, whose window
+-- of past commits (riido.window_commits) the history-similarity prior reads, a_w8: its
+-- β (0 or NULL: off), a_w9 and a_w10: BM25's k1 and b for the window's subjects).
 -- Rows (doc_ord, score, raw units, identifier units, name units: structure's name
 -- field, 0 for the others; the id, which the order needs anyway) in rank order.
 CREATE OR REPLACE FUNCTION riido.search_fusion(
@@ -376,7 +378,9 @@ CREATE OR REPLACE FUNCTION riido.search_fusion(
     a_b float8, a_raw text[], a_len_ident bigint, a_ident text[], a_k integer,
     a_policy text, a_w1 float8, a_w2 float8 DEFAULT NULL, a_w3 float8 DEFAULT NULL,
     a_w4 float8 DEFAULT NULL, a_w5 float8 DEFAULT NULL, a_config regconfig DEFAULT NULL,
-    a_w6 float8 DEFAULT NULL, a_recent integer[] DEFAULT NULL, a_w7 float8 DEFAULT NULL
+    a_w6 float8 DEFAULT NULL, a_recent integer[] DEFAULT NULL, a_w7 float8 DEFAULT NULL,
+    a_snapshot text DEFAULT NULL, a_w8 float8 DEFAULT NULL, a_w9 float8 DEFAULT NULL,
+    a_w10 float8 DEFAULT NULL
 ) RETURNS TABLE (
     doc_ord integer, score float8, raw bigint, ident bigint, name bigint, doc_id text
 )
@@ -387,6 +391,14 @@ DECLARE
     exact_ident constant boolean :=
         riido.search_exact(a_n, a_k1, a_b, cardinality(a_ident));
     stmt text;
+    -- the history-similarity prior (riido_pg.ranking.policy.structure's _HISTORY): its
+    -- CTEs, and the factor and join the bar, the bounds and the score take
+    history constant boolean := a_policy = 'structure_bm25' AND coalesce(a_w8, 0) <> 0;
+    h_factor constant text := CASE WHEN history THEN ' * coalesce(h.factor, 1::float8)'
+                                   ELSE '' END;
+    h_join constant text := CASE WHEN history
+                                 THEN ' LEFT JOIN history AS h ON h.doc_ord = x.doc_ord'
+                                 ELSE '' END;
 BEGIN
     stmt := 'WITH '
         || riido.search_column_sql('scored_raw', 'raw', '$4', '$7', '$6', removed, exact_raw)
@@ -443,7 +455,47 @@ kinds AS MATERIALIZED (
         GROUP BY u.doc_ord
     ) AS k
     FULL JOIN unnest($19) AS r(doc_ord) ON r.doc_ord = k.doc_ord
+),$s$
+            || CASE WHEN NOT history THEN '' ELSE $s$
+history_window AS MATERIALIZED (
+    SELECT w.position, w.lexemes, w.doc_ords FROM riido.window_commits AS w
+    WHERE w.snapshot_id = $21
 ),
+history_idf AS MATERIALIZED (
+    SELECT q.i, q.lexeme,
+           ln(1::float8 + (s.n - d.df + 0.5::float8) / (d.df + 0.5::float8)) AS idf
+    FROM unnest($9) WITH ORDINALITY AS q(lexeme, i)
+    CROSS JOIN (SELECT count(*)::float8 AS n FROM history_window) AS s
+    CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM history_window AS w
+                        WHERE q.lexeme = ANY(w.lexemes)) AS d
+    WHERE d.df > 0
+),
+history_sim AS MATERIALIZED (
+    SELECT w.position, w.doc_ords,
+           sum(x.idf * ($23 + 1::float8)
+               / (1::float8 + $23 * (1::float8 - $24 + $24
+                  * cardinality(w.lexemes)::float8 / a.avgdl))
+               ORDER BY x.i) AS sim
+    FROM history_window AS w
+    CROSS JOIN (SELECT sum(cardinality(v.lexemes))::float8 / count(*)::float8 AS avgdl
+                FROM history_window AS v) AS a
+    JOIN history_idf AS x ON x.lexeme = ANY(w.lexemes)
+    WHERE a.avgdl > 0 AND cardinality(w.doc_ords) > 0
+    GROUP BY w.position, w.doc_ords
+),
+history_h AS MATERIALIZED (
+    SELECT u.doc_ord,
+           sum(s.sim / cardinality(s.doc_ords)::float8 ORDER BY s.position) AS h
+    FROM history_sim AS s CROSS JOIN LATERAL unnest(s.doc_ords) AS u(doc_ord)
+    WHERE s.sim > 0
+    GROUP BY u.doc_ord
+),
+history AS MATERIALIZED (
+    SELECT h.doc_ord, 1::float8 + $22 * (h.h / m.top) AS factor
+    FROM history_h AS h CROSS JOIN (SELECT max(v.h) AS top FROM history_h AS v) AS m
+    WHERE m.top > 0
+),$s$ END
+            || $s$
 sums AS (
     SELECT coalesce(r.doc_ord, i.doc_ord) AS doc_ord,
            coalesce(r.units, 0) AS raw, coalesce(i.units, 0) AS ident
@@ -462,7 +514,7 @@ summed AS MATERIALIZED (
     LEFT JOIN kinds AS t ON t.doc_ord = coalesce(s.doc_ord, n.doc_ord)
 ),
 bar AS (
-    SELECT x.fields * x.prior AS score FROM summed AS x
+    SELECT x.fields * x.prior$s$ || h_factor || $s$ AS score FROM summed AS x$s$ || h_join || $s$
     ORDER BY 1 DESC OFFSET $11 - 1 LIMIT 1
 ),
 lengths AS MATERIALIZED (
@@ -470,14 +522,14 @@ lengths AS MATERIALIZED (
            power(1::float8 + ln(1::float8 + $s$
             || riido.search_doc_id_sql('x.len_raw', 'JOIN riido.texts AS x ON x.key = d.text_key')
             || $s$::float8), $18) AS factor
-    FROM summed AS t
+    FROM summed AS t$s$ || replace(h_join, 'x.', 't.') || $s$
     WHERE (t.fields * power(1::float8 + ln(1::float8 + 2147483647::float8), $18)
            * CASE WHEN t.name > 0 THEN $16 ELSE 1::float8 END
-           * t.prior >= (SELECT b.score FROM bar AS b)) IS NOT FALSE
+           * t.prior$s$ || h_factor || $s$ >= (SELECT b.score FROM bar AS b)) IS NOT FALSE
 ),
 qualified AS MATERIALIZED (
     SELECT t.doc_ord
-    FROM summed AS t
+    FROM summed AS t$s$ || replace(h_join, 'x.', 't.') || $s$
     CROSS JOIN LATERAL (
         SELECT to_tsvector($17, riido.qualified_words($s$ || riido.search_doc_id_sql() || $s$))
                AS tsv
@@ -485,17 +537,18 @@ qualified AS MATERIALIZED (
     ) AS v
     WHERE t.name > 0
       AND (t.fields * power(1::float8 + ln(1::float8 + 2147483647::float8), $18) * $16
-           * t.prior >= (SELECT b.score FROM bar AS b)) IS NOT FALSE
+           * t.prior$s$ || h_factor || $s$ >= (SELECT b.score FROM bar AS b)) IS NOT FALSE
       AND v.tsv <> ''::tsvector AND tsvector_to_array(v.tsv) <@ $9
 ),
 matched AS (
     SELECT x.doc_ord,
            x.fields * coalesce(l.factor, 1::float8)
-           * CASE WHEN q.doc_ord IS NULL THEN 1::float8 ELSE $16 END * x.prior AS score,
+           * CASE WHEN q.doc_ord IS NULL THEN 1::float8 ELSE $16 END * x.prior$s$
+           || h_factor || $s$ AS score,
            x.raw, x.ident, x.name
     FROM summed AS x
     LEFT JOIN lengths AS l ON l.doc_ord = x.doc_ord
-    LEFT JOIN qualified AS q ON q.doc_ord = x.doc_ord
+    LEFT JOIN qualified AS q ON q.doc_ord = x.doc_ord$s$ || h_join || $s$
 ),$s$;
     END IF;
     stmt := stmt || $s$
@@ -525,7 +578,7 @@ LIMIT $11$s$;
     RETURN QUERY EXECUTE stmt
     USING a_segments, a_removed, a_n, a_len_raw, a_k1, a_b, a_raw, a_len_ident, a_ident,
           (SELECT c.scale FROM riido.search_settings() AS c), a_k::int8, a_w1, a_w2, a_w3,
-          a_w4, a_w5, a_config, a_w6, a_recent, a_w7;
+          a_w4, a_w5, a_config, a_w6, a_recent, a_w7, a_snapshot, a_w8, a_w9, a_w10;
 END
 $$;
 
@@ -913,7 +966,8 @@ BEGIN
                              ELSE cfg.structure_w_ident END,
                  cfg.structure_w_name, test_prior, example_prior, cfg.structure_name_match,
                  snap.text_config::regconfig, cfg.structure_length_prior, snap.recent,
-                 cfg.structure_recent_prior)
+                 cfg.structure_recent_prior, snap.snapshot_id, cfg.structure_history_prior,
+                 cfg.history_k1, cfg.history_b)
              WITH ORDINALITY AS f(doc_ord, score, raw, ident, name, doc_id, o);
     END IF;
 

@@ -4,7 +4,8 @@ needs, nothing the target already holds.
 A snapshot needs its own rows (every riido table with a ``snapshot_id`` column: the
 snapshot, its path, its questions, its models), the segments of its path (every
 table with a ``segment_id`` column: the segment, its documents and postings) and
-the texts those documents reference, with their vectors. Texts and segments the target
+the texts those documents reference, with their vectors, and the commits of its
+window of past commits. Texts, commits and segments the target
 already holds are shared there like any load's (a segment is immutable and its id is
 a random uuid, so the same id is the same content). Rows go by ``COPY``, binary
 between servers of one major version; tables are copied parents first.
@@ -88,9 +89,28 @@ def copy_snapshot(source: Conn, target: Conn, snapshot_id: str) -> None:
         )
         for table, cols in _tables(target, "segment_id", skip=("snapshot_segments", "load_stage")):
             _copy_rows(source, target, table, cols, where)
+    _copy_commits(source, target, snapshot_id)
     where = sql.SQL("snapshot_id = {}").format(sql.Literal(snapshot_id))
     for table, cols in _tables(target, "snapshot_id", skip=("placements",)):
         _copy_rows(source, target, table, cols, where)
+
+
+def _copy_commits(source: Conn, target: Conn, snapshot_id: str) -> None:
+    """Store on ``target`` the commits of the snapshot's window of past commits
+    (``riido.commits``, shared like texts: those it holds are kept)."""
+    rows = source.execute(
+        "SELECT c.commit, c.subject, c.keys FROM riido.commits AS c "
+        "WHERE c.commit IN (SELECT w.commit FROM riido.window_commits AS w "
+        "                   WHERE w.snapshot_id = %s) ORDER BY c.commit",
+        (snapshot_id,),
+    ).fetchall()
+    if rows:
+        with target.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO riido.commits (commit, subject, keys) VALUES (%s, %s, %s) "
+                "ON CONFLICT (commit) DO NOTHING",
+                rows,
+            )
 
 
 def delete_snapshot_rows(conn: Conn, snapshot_id: str) -> None:

@@ -46,6 +46,7 @@ from riido_pg.errors import ConflictingOptions, Hint, InvalidInput, SnapshotExis
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import parallel, translated
 from riido_pg.server.settle import settle
+from riido_pg.storage.history import store_window
 from riido_pg.storage.indexing import MAX_WORD_BYTES
 from riido_pg.storage.segment_writing import (
     unstage,
@@ -295,6 +296,7 @@ def _load_one(conn: Conn, req: Request) -> LoadResult:
             layout = plan_layout(conn, req, staged)
             segment = write_segment(conn, layout, cfg, progress)
             publish_content(conn, snapshot_id, layout, segment, staged, cfg, _recent(req))
+            store_window(conn, snapshot_id, req.history, cfg, progress)
     except BaseException:
         if marked:
             _undo_load(conn, snapshot_id, None)
@@ -329,6 +331,7 @@ def _load_parallel(conn: Conn, req: Request, jobs: int) -> LoadResult:
             segment = write_segment_parallel(conn, conns[:2], layout, token, cfg, progress)
             with conn.transaction(), load_timeout(conn):
                 publish_content(conn, snapshot_id, layout, segment, staged, cfg, _recent(req))
+                store_window(conn, snapshot_id, req.history, cfg, progress)
                 conn.execute("DELETE FROM riido.text_pending WHERE token = %s", (token,))
                 unstage(conn, token)
         except BaseException:

@@ -29,7 +29,14 @@ from dataclasses import dataclass, field
 
 from psycopg import sql
 
-from riido_pg.documents import Document, DocumentSet, DocumentStream, check_item_utf8, describe
+from riido_pg.documents import (
+    Document,
+    DocumentSet,
+    DocumentStream,
+    PastWindow,
+    check_item_utf8,
+    describe,
+)
 from riido_pg.errors import InvalidInput
 from riido_pg.resources import sql_template, sql_text
 from riido_pg.server.connect import Conn
@@ -73,6 +80,9 @@ class Request:
     #: The ids of the recently changed documents, once the documents are read (a git
     #: revision's stream: :attr:`~riido_pg.documents.DocumentStream.recent`).
     recent: Callable[[], frozenset[str]] | None = None
+    #: The git revision's window of past commits (a git revision's stream:
+    #: :attr:`~riido_pg.documents.DocumentStream.history`; None: no window).
+    history: PastWindow | None = None
 
 
 def request(
@@ -89,14 +99,26 @@ def request(
     are checked, and who hears of a document left out because PostgreSQL cannot index
     it (nobody: such a document fails the load)."""
     recent = None
+    history = None
     if isinstance(docs, DocumentStream):
         where, checked, skip = docs.where, docs.checked, docs.skip_unindexable
-        recent = docs.recent
+        recent, history = docs.recent, docs.history
     else:
         where, checked, skip = f"snapshot {snapshot_id!r}", False, None
     checked = checked or isinstance(docs, DocumentSet)
     return Request(
-        snapshot_id, docs, cfg, where, checked, replace, progress, Skips(skip), base, fresh, recent
+        snapshot_id,
+        docs,
+        cfg,
+        where,
+        checked,
+        replace,
+        progress,
+        Skips(skip),
+        base,
+        fresh,
+        recent,
+        history,
     )
 
 

@@ -33,7 +33,7 @@ from collections.abc import Iterable
 from riido_pg.corpora.history.diffs import OldSide
 from riido_pg.corpora.history.paths import is_test_or_doc
 from riido_pg.extract.api import DEFAULT_MAX_FILE_BYTES, file_functions
-from riido_pg.extract.documents import unindexable
+from riido_pg.extract.indexable import unindexable
 from riido_pg.extract.languages import language_of
 from riido_pg.extract.model import Function
 from riido_pg.extract.spans import Span, function_spans, touched

@@ -178,6 +178,12 @@ class EvalScores(Protocol):
         (``riido.snapshots.recent``; None when no policy reads the fields)."""
 
     @property
+    def history(self) -> Sequence[tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]]] | None:
+        """Per question, the documents (places, ascending) the snapshot's window of past
+        commits weights for it and their H / max H (None when no policy reads the
+        fields or the snapshot has no window)."""
+
+    @property
     def qualified(self) -> sp.csr_matrix | None:
         """Per question, the documents whose qualified name's lexemes it holds, every
         one (questions x documents, 1 where so; None when no policy reads fields)."""

@@ -10,11 +10,17 @@ lexemes (``Context.invoke`` for "invoke the context"), else 1; ``length`` is
 tests, ``example_prior`` for documentation, example or benchmark code (kind
 ``example``) unless the question is about those, and 1; where that is 1,
 ``recent_prior`` for a document the snapshot's revision changed recently
-(``riido.snapshots.recent``: :mod:`riido_pg.extract.recent`). A document whose score
-is 0 ranks with the unmatched ones.
+(``riido.snapshots.recent``: :mod:`riido_pg.extract.recent`). That score is then
+multiplied by ``1 + history_prior * H / max H``, the history-similarity prior: H of a
+document sums, over the snapshot's window of past commits (``riido.window_commits``,
+:mod:`riido_pg.extract.similar`) that changed it, BM25 of the question's identifier
+lexemes against the commit's subject divided by how many documents the commit
+changed (:func:`riido_pg.extract.similar.history_weights`); a snapshot without a
+window, or a question no subject shares a lexeme with, ranks as without it. A
+document whose score is 0 ranks with the unmatched ones.
 
 Parameters ``w_ident``, ``w_name``, ``test_prior``, ``example_prior``, ``name_match``,
-``length_prior``, ``recent_prior``."""
+``length_prior``, ``recent_prior``, ``history_prior``."""
 
 from __future__ import annotations
 
@@ -24,6 +30,7 @@ from typing import TYPE_CHECKING
 from psycopg import sql
 
 from riido_pg.extract.recent import RECENT_COMMITS
+from riido_pg.extract.similar import SIMILAR_B, SIMILAR_COMMITS, SIMILAR_K1
 from riido_pg.ranking import bm25
 from riido_pg.ranking.policy.skeleton import (
     AT_LEAST_ONE,
@@ -52,6 +59,7 @@ __all__ = [
     "POLICIES",
     "STRUCTURE_BM25",
     "STRUCTURE_EXAMPLE_PRIOR",
+    "STRUCTURE_HISTORY_PRIOR",
     "STRUCTURE_LENGTH_PRIOR",
     "STRUCTURE_NAME_MATCH",
     "STRUCTURE_RECENT_PRIOR",
@@ -70,8 +78,9 @@ STRUCTURE_BM25 = "structure_bm25"
 #: question is not about tests, that of documentation, example or benchmark code
 #: when the question is not about those, the exponent of the length prior
 #: (1 + ln(1 + the document's raw length)) ^ e, which lifts longer functions a little,
-#: and the factor of a document its revision's last commits changed (the recency
-#: prior).
+#: the factor of a document its revision's last commits changed (the recency
+#: prior), and β of the history-similarity prior (its window of SIMILAR_COMMITS past
+#: commits: docs/evaluation.md "History similarity").
 STRUCTURE_W_IDENT = 6.0
 STRUCTURE_W_NAME = 6.0
 STRUCTURE_NAME_MATCH = 1.75
@@ -79,6 +88,7 @@ STRUCTURE_TEST_PRIOR = 0.3
 STRUCTURE_EXAMPLE_PRIOR = 0.5
 STRUCTURE_LENGTH_PRIOR = 0.1
 STRUCTURE_RECENT_PRIOR = 1.75
+STRUCTURE_HISTORY_PRIOR = 0.5
 
 PARAMS = (
     Param("w_ident", STRUCTURE_W_IDENT, AT_LEAST_ZERO, "the identifier column's weight"),
@@ -88,7 +98,73 @@ PARAMS = (
     Param("name_match", STRUCTURE_NAME_MATCH, AT_LEAST_ONE, "the qualified-name match factor"),
     Param("length_prior", STRUCTURE_LENGTH_PRIOR, AT_LEAST_ZERO, "the length prior's exponent"),
     Param("recent_prior", STRUCTURE_RECENT_PRIOR, AT_LEAST_ONE, "the recency prior's factor"),
+    Param(
+        "history_prior", STRUCTURE_HISTORY_PRIOR, AT_LEAST_ZERO, "the history-similarity prior's β"
+    ),
 )
+
+#: The history-similarity prior's factor of each document its snapshot's window
+#: lifts (riido_pg.extract.similar.history_weights, in the same float8 operations in
+#: the same order): the window; each question lexeme's idf over the window's subjects
+#: (only those some subject holds); each past commit's sim_i, summed in the
+#: question's lexeme order; H, summed in window order (newest first) over the commits
+#: that changed the document; and 1 + β · H / max H. A fixed summation order
+#: (``sum(... ORDER BY ...)``, one value after another) is what the evaluation's
+#: sequential sums repeat bit for bit.
+_HISTORY = (
+    sql.SQL(
+        "history_window AS MATERIALIZED (\n"
+        "    SELECT w.position, w.lexemes, w.doc_ords FROM riido.window_commits AS w\n"
+        "    WHERE w.snapshot_id = %(snapshot_id)s\n"
+        ")"
+    ),
+    sql.SQL(
+        "history_idf AS MATERIALIZED (\n"
+        "    SELECT q.i, q.lexeme,\n"
+        "           ln(1::float8 + (s.n - d.df + 0.5::float8) / (d.df + 0.5::float8)) AS idf\n"
+        "    FROM unnest(%(lexemes_name)s::text[]) WITH ORDINALITY AS q(lexeme, i)\n"
+        "    CROSS JOIN (SELECT count(*)::float8 AS n FROM history_window) AS s\n"
+        "    CROSS JOIN LATERAL (SELECT count(*)::float8 AS df FROM history_window AS w\n"
+        "                        WHERE q.lexeme = ANY(w.lexemes)) AS d\n"
+        "    WHERE d.df > 0\n"
+        ")"
+    ),
+    sql.SQL(
+        "history_sim AS MATERIALIZED (\n"
+        "    SELECT w.position, w.doc_ords,\n"
+        "           sum(x.idf * ({k1} + 1::float8)\n"
+        "               / (1::float8 + {k1} * (1::float8 - {b} + {b}\n"
+        "                  * cardinality(w.lexemes)::float8 / a.avgdl))\n"
+        "               ORDER BY x.i) AS sim\n"
+        "    FROM history_window AS w\n"
+        "    CROSS JOIN (SELECT sum(cardinality(v.lexemes))::float8 / count(*)::float8 AS avgdl\n"
+        "                FROM history_window AS v) AS a\n"
+        "    JOIN history_idf AS x ON x.lexeme = ANY(w.lexemes)\n"
+        "    WHERE a.avgdl > 0 AND cardinality(w.doc_ords) > 0\n"
+        "    GROUP BY w.position, w.doc_ords\n"
+        ")"
+    ).format(
+        k1=sql.SQL("{}::float8").format(sql.Literal(SIMILAR_K1)),
+        b=sql.SQL("{}::float8").format(sql.Literal(SIMILAR_B)),
+    ),
+    sql.SQL(
+        "history_h AS MATERIALIZED (\n"
+        "    SELECT u.doc_ord,\n"
+        "           sum(s.sim / cardinality(s.doc_ords)::float8 ORDER BY s.position) AS h\n"
+        "    FROM history_sim AS s CROSS JOIN LATERAL unnest(s.doc_ords) AS u(doc_ord)\n"
+        "    WHERE s.sim > 0\n"
+        "    GROUP BY u.doc_ord\n"
+        ")"
+    ),
+    sql.SQL(
+        "history AS MATERIALIZED (\n"
+        "    SELECT h.doc_ord, 1::float8 + {beta} * (h.h / m.top) AS factor\n"
+        "    FROM history_h AS h CROSS JOIN (SELECT max(v.h) AS top FROM history_h AS v) AS m\n"
+        "    WHERE m.top > 0\n"
+        ")"
+    ).format(beta=param("history_prior")),
+)
+
 
 #: Each document of kind test or example, or recently changed, with its prior: the
 #: least factor of its kinds (1 without one), or, when that is 1 and the snapshot's
@@ -163,11 +239,28 @@ def length_factors(lengths: npt.NDArray[np.int64], exponent: float) -> npt.NDArr
 #: and qualified names read (the others keep factors 1, which leaves them below it).
 _BAR = sql.SQL(
     "bar AS (\n"
-    "    SELECT f.score * coalesce(t.prior, 1::float8) AS score\n"
-    "    FROM fused AS f LEFT JOIN kinds AS t ON t.doc_ord = f.doc_ord\n"
+    "    SELECT f.score * coalesce(t.prior, 1::float8){history} AS score\n"
+    "    FROM fused AS f LEFT JOIN kinds AS t ON t.doc_ord = f.doc_ord{join}\n"
     "    ORDER BY 1 DESC OFFSET greatest(%(limit)s::int8 - 1, 0) LIMIT 1\n"
     ")"
 )
+
+#: With the history-similarity prior, the bar and the bounds take each document's
+#: factor too (the prior multiplies the final score, so a document's bar value stays
+#: below its score and its bound above).
+_WITH_HISTORY = {
+    "history": sql.SQL(" * coalesce(h.factor, 1::float8)"),
+    "join": sql.SQL("\n    LEFT JOIN history AS h ON h.doc_ord = {}.doc_ord"),
+}
+_NO_HISTORY = {"history": sql.SQL(""), "join": sql.SQL("")}
+
+
+def _history_parts(on: bool, row: str) -> dict[str, sql.Composable]:
+    """The bar's and the bounds' factor and join for the row aliased ``row``."""
+    if not on:
+        return dict(_NO_HISTORY)
+    return {"history": _WITH_HISTORY["history"], "join": _WITH_HISTORY["join"].format(sql.SQL(row))}
+
 
 #: The documents whose qualified name (riido.qualified_words of the id, under the
 #: snapshot's text search configuration) has lexemes, every one of them among the
@@ -177,7 +270,7 @@ _QUALIFIED = sql.SQL(
     "qualified AS MATERIALIZED (\n"
     "    SELECT t.doc_ord\n"
     "    FROM fused AS t\n"
-    "    LEFT JOIN kinds AS k ON k.doc_ord = t.doc_ord\n"
+    "    LEFT JOIN kinds AS k ON k.doc_ord = t.doc_ord{join}\n"
     "    CROSS JOIN LATERAL (\n"
     "        SELECT to_tsvector((SELECT c.text_config FROM riido.snapshots AS c\n"
     "                            WHERE c.snapshot_id = %(snapshot_id)s)::regconfig,\n"
@@ -186,7 +279,7 @@ _QUALIFIED = sql.SQL(
     "    ) AS v\n"
     "    WHERE t.name > 0\n"
     "      AND (%(limit)s::int8 IS NULL\n"
-    "           OR (t.score{upper} * {match} * coalesce(k.prior, 1::float8)\n"
+    "           OR (t.score{upper} * {match} * coalesce(k.prior, 1::float8){history}\n"
     "               >= (SELECT b.score FROM bar AS b)) IS NOT FALSE)\n"
     "      AND v.tsv <> ''::tsvector AND tsvector_to_array(v.tsv) <@ %(lexemes_name)s::text[]\n"
     ")"
@@ -199,15 +292,13 @@ _LENGTHS_BOUNDED = sql.SQL(
     "lengths AS MATERIALIZED (\n"
     "    SELECT t.doc_ord, {factor} AS factor\n"
     "    FROM fused AS t\n"
-    "    LEFT JOIN kinds AS k ON k.doc_ord = t.doc_ord\n"
+    "    LEFT JOIN kinds AS k ON k.doc_ord = t.doc_ord{join}\n"
     "    WHERE %(limit)s::int8 IS NULL\n"
     "       OR (t.score * {upper}\n"
     "           * CASE WHEN t.name > 0 THEN {match} ELSE 1::float8 END\n"
-    "           * coalesce(k.prior, 1::float8)\n"
+    "           * coalesce(k.prior, 1::float8){history}\n"
     "           >= (SELECT b.score FROM bar AS b)) IS NOT FALSE\n"
     ")"
-).format(
-    factor=_FACTOR.format(_LEN, param("length_prior")), upper=_UPPER, match=param("name_match")
 )
 
 
@@ -228,6 +319,7 @@ class Structure(Scored):
         name_match: float = 1.0,
         length_prior: float = 0.0,
         recent_prior: float = 1.0,
+        history_prior: float = 0.0,
     ) -> None:
         super().__init__(
             w_ident=w_ident,
@@ -237,6 +329,7 @@ class Structure(Scored):
             name_match=name_match,
             length_prior=length_prior,
             recent_prior=recent_prior,
+            history_prior=history_prior,
         )
 
     @property
@@ -267,6 +360,16 @@ class Structure(Scored):
     def recent_prior(self) -> float:
         return self["recent_prior"]
 
+    @property
+    def history_prior(self) -> float:
+        return self["history_prior"]
+
+    def history_factors(self, batch: EvalScores, row: int) -> npt.NDArray[np.float64]:
+        """Question ``row``'s factors ``1 + β · H / max H`` of the documents its
+        history weights (``batch.history[row]``: their places and H / max H)."""
+        assert batch.history is not None
+        return 1.0 + self.history_prior * batch.history[row][1]
+
     def priors(self, terms: QueryTerms) -> tuple[float, float]:
         """The factors of a test and of an example document's score for these query
         terms (1 for a kind the question is about)."""
@@ -285,34 +388,48 @@ class Structure(Scored):
         )
         prior = sql.SQL("coalesce({}.prior, 1::float8)")
         lengths = self.length_prior != 0
+        history = self.history_prior != 0
+        lifted = sql.SQL(" * coalesce(h.factor, 1::float8)") if history else sql.SQL("")
+        kinds: tuple[sql.Composable, ...] = (_KINDS, *_HISTORY) if history else (_KINDS,)
+        lift: tuple[tuple[str, str], ...] = (("history", "h"),) if history else ()
         if self.name_match == 1:
             if lengths:
                 fields = sql.SQL("{} * l.factor").format(fields)
-            score = sql.SQL("{} * {}").format(fields, prior.format(sql.Identifier("t")))
-            ctes = (_KINDS, _LENGTHS_ALL) if lengths else (_KINDS,)
+            score = sql.SQL("{} * {}{}").format(fields, prior.format(sql.Identifier("t")), lifted)
+            ctes = (*kinds, _LENGTHS_ALL) if lengths else kinds
             joins = (("kinds", "t"), ("lengths", "l")) if lengths else (("kinds", "t"),)
-            return Fragment((RAW, IDENT, NAME), score, ctes=ctes, joins=joins)
+            return Fragment((RAW, IDENT, NAME), score, ctes=ctes, joins=(*joins, *lift))
         # two steps: the fields' sum, then the length prior and the match (read for
-        # the documents that can reach the first k with them) and the prior, in the
-        # evaluation's order
+        # the documents that can reach the first k with them), the prior and the
+        # history-similarity prior, in the evaluation's order
         final = sql.SQL(
-            "f.score{} * CASE WHEN q.doc_ord IS NULL THEN 1::float8 ELSE {} END * {}"
+            "f.score{} * CASE WHEN q.doc_ord IS NULL THEN 1::float8 ELSE {} END * {}{}"
         ).format(
             sql.SQL(" * coalesce(l.factor, 1::float8)") if lengths else sql.SQL(""),
             param("name_match"),
             prior.format(sql.Identifier("k")),
+            lifted,
         )
         upper = sql.SQL(" * {}").format(_UPPER) if lengths else sql.SQL("")
-        qualified = _QUALIFIED.format(doc_id=bm25.DOC_ID, match=param("name_match"), upper=upper)
+        parts = _history_parts(history, "t")
+        qualified = _QUALIFIED.format(
+            doc_id=bm25.DOC_ID, match=param("name_match"), upper=upper, **parts
+        )
+        bar = _BAR.format(**_history_parts(history, "f"))
+        bounded = _LENGTHS_BOUNDED.format(
+            factor=_FACTOR.format(_LEN, param("length_prior")),
+            upper=_UPPER,
+            match=param("name_match"),
+            **parts,
+        )
+        after = (("kinds", "k"), ("qualified", "q"), ("lengths", "l"))
         return Fragment(
             (RAW, IDENT, NAME),
             fields,
-            ctes=(_KINDS,),
+            ctes=kinds,
             final=final,
-            post=(_BAR, _LENGTHS_BOUNDED, qualified) if lengths else (_BAR, qualified),
-            post_joins=(("kinds", "k"), ("qualified", "q"), ("lengths", "l"))
-            if lengths
-            else (("kinds", "k"), ("qualified", "q")),
+            post=(bar, bounded, qualified) if lengths else (bar, qualified),
+            post_joins=(*(after if lengths else after[:2]), *lift),
         )
 
     def scores(self, batch: EvalScores) -> sp.csr_matrix:
@@ -347,6 +464,16 @@ class Structure(Scored):
             lift = batch.recent_docs[summed.indices] & (prior == 1.0)
             prior = prior * np.where(lift, self.recent_prior, 1.0)
         summed.data = summed.data * prior  # the SQL's one product (x * 1.0 is x)
+        if batch.history is not None and self.history_prior != 0:
+            # each question's factors (1 + β · H / max H), the SQL's last product
+            lift = np.ones(summed.shape[1])
+            for row, (places, _) in enumerate(batch.history):
+                if not len(places):
+                    continue
+                lift[places] = self.history_factors(batch, row)
+                lo, hi = summed.indptr[row], summed.indptr[row + 1]
+                summed.data[lo:hi] = summed.data[lo:hi] * lift[summed.indices[lo:hi]]
+                lift[places] = 1.0
         summed.eliminate_zeros()  # a zero score ranks with the unmatched documents
         return summed
 
@@ -362,12 +489,15 @@ POLICIES = (
             STRUCTURE_NAME_MATCH,
             STRUCTURE_LENGTH_PRIOR,
             STRUCTURE_RECENT_PRIOR,
+            STRUCTURE_HISTORY_PRIOR,
         ),
         f"bm25 + {STRUCTURE_W_IDENT:g} * identifier_bm25 + {STRUCTURE_W_NAME:g} * name_bm25, "
         f"x (1 + ln(1 + length)) ^ {STRUCTURE_LENGTH_PRIOR:g}, "
         f"x {STRUCTURE_NAME_MATCH:g} when the question holds every word of the qualified name, "
         f"test code x {STRUCTURE_TEST_PRIOR:g} unless the question is about tests, "
         f"documentation and example code x {STRUCTURE_EXAMPLE_PRIOR:g} unless it is about them, "
-        f"x {STRUCTURE_RECENT_PRIOR:g} when the last {RECENT_COMMITS} commits changed it",
+        f"x {STRUCTURE_RECENT_PRIOR:g} when the last {RECENT_COMMITS} commits changed it, "
+        f"x (1 + {STRUCTURE_HISTORY_PRIOR:g} H / max H), H lifting what the last "
+        f"{SIMILAR_COMMITS} commits whose subjects resemble the question changed",
     ),
 )

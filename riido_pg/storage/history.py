@@ -1,0 +1,111 @@
+"""A snapshot's window of past commits (``riido.commits``, ``riido.window_commits``):
+the history-similarity prior's input, stored by a load of a git revision
+(:mod:`riido_pg.extract.similar`; docs/evaluation.md "History similarity").
+
+The window's commit ids are listed with git first (one command); only the commits
+the database does not hold yet are read from git (their subject and changed
+functions), and each is stored once, shared by every snapshot. Then, inside the
+load's transaction, the snapshot's window rows: per past commit, its subject's
+lexemes as the identifier column analyses a question (riido's identifier splitting,
+then the snapshot's text search configuration) and the sorted doc_ords of the
+snapshot's documents with one of its keys, resolved here so that a query never
+matches keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from riido_pg.documents import PastWindow
+from riido_pg.server.connect import Conn
+from riido_pg.splitting import split_identifiers
+
+__all__ = ["READ_CHUNK", "store_window"]
+
+#: Commits read from git between two progress reports.
+READ_CHUNK = 25
+
+#: The window's rows, every key resolved to the snapshot's documents: a document's
+#: key is its id without the trailing ``:`` and line number
+#: (:func:`riido_pg.extract.similar.function_key`), prefixed with where the loaded
+#: directory sits in the repository (a commit's keys are relative to its top).
+_INSERT = """
+WITH w AS (
+    SELECT (w.n - 1)::integer AS position, w.commit, w.ident
+    FROM unnest(%(commits)s::text[], %(idents)s::text[]) WITH ORDINALITY AS w(commit, ident, n)
+),
+wanted AS (
+    SELECT w.position, k.key
+    FROM w JOIN riido.commits AS c ON c.commit = w.commit
+    CROSS JOIN LATERAL unnest(c.keys) AS k(key)
+),
+docs AS MATERIALIZED (
+    SELECT d.doc_ord,
+           %(prefix)s::text || coalesce(substring(d.doc_id FROM '^(.+):[0-9]+$'), d.doc_id)
+           AS key
+    FROM riido.snapshots AS s
+    JOIN riido.snapshot_segments AS p ON p.snapshot_id = s.snapshot_id
+    JOIN riido.documents AS d ON d.segment_id = p.segment_id
+    WHERE s.snapshot_id = %(snapshot_id)s AND d.doc_ord <> ALL(s.removed)
+),
+found AS (
+    SELECT x.position, array_agg(DISTINCT d.doc_ord ORDER BY d.doc_ord) AS doc_ords
+    FROM wanted AS x JOIN docs AS d ON d.key = x.key
+    GROUP BY x.position
+)
+INSERT INTO riido.window_commits (snapshot_id, position, commit, lexemes, doc_ords)
+SELECT %(snapshot_id)s, w.position, w.commit,
+       tsvector_to_array(to_tsvector(%(text_config)s::regconfig, w.ident)),
+       coalesce(f.doc_ords, '{}')
+FROM w LEFT JOIN found AS f ON f.position = w.position
+"""
+
+
+def store_window(
+    conn: Conn,
+    snapshot_id: str,
+    window: PastWindow | None,
+    cfg: str,
+    progress: Callable[[str, int, int], None] | None,
+) -> None:
+    """Replace the snapshot's window (inside the caller's transaction, after the
+    snapshot's documents are published): none for ``window`` None (a work tree, JSON,
+    a table), else the revision's past commits, reading from git those the database
+    does not hold (progress ``past_commits``: read, of how many)."""
+    conn.execute("DELETE FROM riido.window_commits WHERE snapshot_id = %s", (snapshot_id,))
+    if window is None:
+        return
+    shas = window.shas()
+    if not shas:
+        return
+    subjects: dict[str, str] = {
+        str(c): str(s)
+        for c, s in conn.execute(
+            "SELECT c.commit, c.subject FROM riido.commits AS c WHERE c.commit = ANY(%s)",
+            (shas,),
+        ).fetchall()
+    }
+    missing = [s for s in shas if s not in subjects]
+    for start in range(0, len(missing), READ_CHUNK):
+        if progress is not None:
+            progress("past_commits", start, len(missing))
+        read = window.read(missing[start : start + READ_CHUNK])
+        with conn.cursor() as cur:
+            cur.executemany(
+                "INSERT INTO riido.commits (commit, subject, keys) VALUES (%s, %s, %s) "
+                "ON CONFLICT (commit) DO NOTHING",
+                [(p.commit, p.subject, sorted(p.keys)) for p in read],
+            )
+        subjects.update((p.commit, p.subject) for p in read)
+    if progress is not None and missing:
+        progress("past_commits", len(missing), len(missing))
+    conn.execute(
+        _INSERT,
+        {
+            "snapshot_id": snapshot_id,
+            "commits": shas,
+            "idents": [split_identifiers(subjects[s]) for s in shas],
+            "prefix": window.prefix,
+            "text_config": cfg,
+        },
+    )
