@@ -79,11 +79,11 @@ def test_tree_options_are_checked_before_anything_is_stored(
         Database(conn).load("x", plain, tree=TreeOptions(rev="HEAD"))
     jsonl = tmp_path / "d.jsonl"
     jsonl.write_text(json.dumps({"id": "a", "text": "read"}) + "\n")
-    for options in (TreeOptions(rev="HEAD"), TreeOptions(no_tests=True)):
+    for options in (TreeOptions(rev="HEAD"), TreeOptions(no_tests=True), TreeOptions(window=False)):
         with pytest.raises(ConflictingOptions) as caught:
             Database(conn).load("x", jsonl, tree=options)
-        assert "no_tests and rev apply to a source tree only" in str(caught.value)
-        assert "--no-tests and --rev" in caught.value.render(cli=True)
+        assert "no_tests, rev and window apply to a source tree only" in str(caught.value)
+        assert "--no-tests, --rev and --no-window" in caught.value.render(cli=True)
     # one check of the tree options for every source (issue 32): the same words
     with pytest.raises(ConflictingOptions, match=r"public\.nope is a table, not a source tree"):
         Database(conn).load("x", Table("public.nope"), tree=TreeOptions(rev="HEAD"))

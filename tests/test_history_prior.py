@@ -20,7 +20,7 @@ from support.gitrepos import Repo
 from support.histories import history_corpus
 
 from riido_pg import Database as Facade
-from riido_pg import load_snapshot, rank_snapshot
+from riido_pg import TreeOptions, load_snapshot, rank_snapshot
 from riido_pg.documents import Document, DocumentStream
 from riido_pg.evaluation import evaluate, store_corpus
 from riido_pg.extract.documents import tree_documents
@@ -147,6 +147,35 @@ def test_a_load_stores_each_commit_once_and_a_window_per_snapshot(
     assert _window(conn, "hp-old") == []  # replaced by a work tree: none
     drop_snapshot(conn, "hp-new")
     assert conn.execute("SELECT count(*) FROM riido.window_commits").fetchone() == (0,)
+
+
+def test_no_window_reads_no_past_commit(
+    cli: Any, conn: psycopg.Connection[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _repo(tmp_path / "repo", "Start the project without a window")
+    read = _counting(monkeypatch)
+    result = cli(["load", "hp-nowin", str(repo.path), "--rev", "HEAD", "--no-window"])
+    assert result.code == 0, result.stderr
+    assert read == []  # nothing read from git for a window
+    assert _window(conn, "hp-nowin") == []
+    # the rest of the revision's load is as with a window: its recent set is stored
+    recent = conn.execute(
+        "SELECT cardinality(recent) FROM riido.snapshots WHERE snapshot_id = 'hp-nowin'"
+    ).fetchone()
+    assert recent is not None and recent[0] > 0
+    # a work tree has no window to leave out: refused, nothing stored
+    refused = cli(["load", "hp-nowin-tree", str(repo.path), "--no-window"])
+    assert (refused.code, refused.stdout) == (2, "")
+    assert (
+        refused.stderr == "error: --no-window applies with --rev only (a work tree has no window)\n"
+    )
+    stored = conn.execute(
+        "SELECT count(*) FROM riido.snapshots WHERE snapshot_id = 'hp-nowin-tree'"
+    ).fetchone()
+    assert stored == (0,)
+    # from Python: TreeOptions(window=False) alike
+    Facade(conn).load("hp-nowin-py", repo.path, tree=TreeOptions(rev="HEAD", window=False))
+    assert read == [] and _window(conn, "hp-nowin-py") == []
 
 
 def test_a_subdirectory_resolves_its_own_keys(

@@ -48,6 +48,16 @@ def load(
     include_vendored: IncludeVendoredOpt = False,
     no_tests: NoTestsOpt = False,
     rev: RevOpt = None,
+    no_window: Annotated[
+        bool,
+        typer.Option(
+            "--no-window",
+            help="With --rev: leave out the revision's window of past commits (its last "
+            "1,000 non-merge commits, read from git once per database: the first load of a "
+            "long history spends most of its time there), which --policy structure_bm25 "
+            "reads to lift what similar earlier commits changed.",
+        ),
+    ] = False,
     from_table: Annotated[
         str | None,
         typer.Option(
@@ -115,7 +125,9 @@ def load(
         )
     if source is not None and from_table is not None:
         raise ConflictingOptions("give a SOURCE or --from-table TABLE, not both")
-    tree = TreeOptions(lang or None, exclude or (), include_vendored, no_tests, rev)
+    if no_window and rev is None:
+        raise ConflictingOptions("--no-window applies with --rev only (a work tree has no window)")
+    tree = TreeOptions(lang or None, exclude or (), include_vendored, no_tests, rev, not no_window)
     target = Table(from_table, id_column, text_column) if from_table is not None else source
     assert target is not None
     with progress_bar() as progress, database(ctx) as db:

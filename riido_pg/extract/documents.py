@@ -40,13 +40,15 @@ def tree_documents(
     progress: Callable[[str, int, int], None] | None = None,
     rev: str | None = None,
     cache: FileCache | None = None,
+    window: bool = True,
 ) -> DocumentStream:
     """The functions under ``root`` as checked documents, extracted as they are
     consumed (a load streams them). ``progress`` gets ("files", files seen, 0) and
     ("functions", functions, 0) as the walk advances; the stream raises InvalidInput
     at its end when the tree held no function in a supported language. ``rev``: the
     tree of that git revision, and ``cache`` the files parsed at other revisions
-    (``iter_functions``)."""
+    (``iter_functions``); with ``rev``, ``window`` says whether the load stores the
+    revision's window of past commits (:class:`~riido_pg.extract.similar.RevisionWindow`)."""
     counts = stats if stats is not None else ExtractStats()
 
     def on_file(_rel: str) -> None:
@@ -112,5 +114,5 @@ def tree_documents(
         where=str(root),
         skip_unindexable=unindexed,
         recent=recent_ids if rev is not None else None,
-        history=RevisionWindow(root, rev) if rev is not None else None,
+        history=RevisionWindow(root, rev) if rev is not None and window else None,
     )

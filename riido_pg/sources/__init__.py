@@ -80,6 +80,10 @@ class TreeOptions:
     #: Read the tree of this git revision of the repository at the path (a branch,
     #: tag or commit), without checking it out.
     rev: str | None = None
+    #: With ``rev``: also store the revision's window of past commits (the input of
+    #: ``structure_bm25``'s history-similarity prior); False leaves it out, and the
+    #: first load of a long history then reads no past commit from git.
+    window: bool = True
 
     @property
     def given(self) -> bool:
@@ -89,6 +93,7 @@ class TreeOptions:
             or self.include_vendored
             or self.no_tests
             or self.rev is not None
+            or not self.window
         )
 
     def check_source(self, what: str) -> None:
@@ -99,10 +104,10 @@ class TreeOptions:
             raise ConflictingOptions(
                 f"{what}, not a source tree",
                 Hint(
-                    "--lang, --exclude, --include-vendored, --no-tests and --rev apply to a "
+                    "--lang, --exclude, --include-vendored, --no-tests, --rev and --no-window "
+                    "apply to a source tree only",
+                    "langs, excludes, include_vendored, no_tests, rev and window apply to a "
                     "source tree only",
-                    "langs, excludes, include_vendored, no_tests and rev apply to a source "
-                    "tree only",
                 ),
             )
 
@@ -170,4 +175,5 @@ def open_source(
         progress=progress,
         rev=options.rev,
         cache=cache,
+        window=options.window,
     )
