@@ -16,7 +16,7 @@ import psycopg
 import pytest
 from support.corpus import stdlib_functions
 from support.database import Database
-from support.gitrepos import Repo
+from support.gitrepos import Repo, python_module
 from support.histories import history_corpus
 
 from riido_pg import Database as Facade
@@ -36,11 +36,6 @@ from riido_pg.ranking.policies import STRUCTURE_BM25, STRUCTURE_HISTORY_PRIOR
 from riido_pg.splitting import split_identifiers
 from riido_pg.storage import history as history_storage
 from riido_pg.storage.snapshots import drop_snapshot
-
-
-def _module(bodies: dict[str, str]) -> str:
-    return "\n\n".join(f"def {name}(x):\n{body}\n" for name, body in bodies.items())
-
 
 FUNCS = {
     "load_config": "    return open(x).read()",
@@ -67,12 +62,12 @@ def _repo(path: Path, start: str = "Start the project") -> Repo:
     every commit another id, so that tests do not share the commits stored)."""
     repo = Repo(path)
     funcs = dict(FUNCS)
-    repo.write("app/core.py", _module(funcs))
-    repo.write("docs/conf.py", _module({"setup": "    return x"}))
+    repo.write("app/core.py", python_module(funcs))
+    repo.write("docs/conf.py", python_module({"setup": "    return x"}))
     repo.commit(start)
     for name, body, subject in STEPS:
         funcs[name] = body
-        repo.write("app/core.py", _module(funcs))
+        repo.write("app/core.py", python_module(funcs))
         repo.commit(subject)
     return repo
 

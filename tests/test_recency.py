@@ -8,18 +8,13 @@ from typing import Any
 
 import psycopg
 import pytest
-from support.gitrepos import Repo
+from support.gitrepos import Repo, python_module
 
 from riido_pg import Document, load_snapshot, rank_snapshot
 from riido_pg.extract import iter_functions
 from riido_pg.extract.documents import tree_documents
 from riido_pg.extract.recent import RECENT_COMMITS, recent_lines
 from riido_pg.ranking.policies import STRUCTURE_BM25, STRUCTURE_RECENT_PRIOR
-
-
-def _module(bodies: dict[str, str]) -> str:
-    return "\n\n".join(f"def {name}(x):\n{body}\n" for name, body in bodies.items())
-
 
 BODIES = {
     "alpha": "    return x + 1",
@@ -34,14 +29,14 @@ def repo(tmp_path: Path) -> Repo:
     """a.py and b.py committed, then: beta's body edited, a line of delta's removed,
     c.py added; each in its own commit."""
     r = Repo(tmp_path / "repo")
-    r.write("a.py", _module(BODIES))
-    r.write("b.py", _module({"epsilon": "    return [x]", "zeta": "    return {x}"}))
+    r.write("a.py", python_module(BODIES))
+    r.write("b.py", python_module({"epsilon": "    return [x]", "zeta": "    return {x}"}))
     r.commit("first")
-    r.write("a.py", _module({**BODIES, "beta": "    y = x * 3\n    z = y - 1\n    return z"}))
+    r.write("a.py", python_module({**BODIES, "beta": "    y = x * 3\n    z = y - 1\n    return z"}))
     r.commit("edit beta")
     r.write(
         "a.py",
-        _module(
+        python_module(
             {
                 **BODIES,
                 "beta": "    y = x * 3\n    z = y - 1\n    return z",
@@ -50,7 +45,7 @@ def repo(tmp_path: Path) -> Repo:
         ),
     )
     r.commit("shorten delta")
-    r.write("c.py", _module({"eta": "    return x"}))
+    r.write("c.py", python_module({"eta": "    return x"}))
     r.commit("add eta")
     return r
 
@@ -74,11 +69,11 @@ def test_the_last_commits_changes_are_recent(repo: Repo) -> None:
 
 def test_a_subdirectory_reads_its_own_paths(tmp_path: Path) -> None:
     r = Repo(tmp_path / "repo")
-    r.write("pkg/a.py", _module(BODIES))
-    r.write("other/a.py", _module(BODIES))
+    r.write("pkg/a.py", python_module(BODIES))
+    r.write("other/a.py", python_module(BODIES))
     r.commit("first")
-    r.write("pkg/a.py", _module({**BODIES, "gamma": "    return repr(x)"}))
-    r.write("other/a.py", _module({**BODIES, "alpha": "    return x - 1"}))
+    r.write("pkg/a.py", python_module({**BODIES, "gamma": "    return repr(x)"}))
+    r.write("other/a.py", python_module({**BODIES, "alpha": "    return x - 1"}))
     r.commit("second")
     docs = tree_documents(r.path / "pkg", rev="HEAD")
     ids = [d.id for d in docs]
@@ -122,11 +117,12 @@ def test_the_prior_lifts_a_recent_function_over_an_equal_old_one(
     two tie and x.py's comes first (id order)."""
     r = Repo(tmp_path / "repo")
     same = "    return parse_header(line)"
-    r.write("x.py", _module({"read_header": same, "other": "    return 0"}))
-    r.write("y.py", _module({"read_header": same, "more": "    return 1"}))
+    r.write("x.py", python_module({"read_header": same, "other": "    return 0"}))
+    r.write("y.py", python_module({"read_header": same, "more": "    return 1"}))
     r.commit("first")
     r.write(
-        "y.py", _module({"read_header": same.replace("return", "return "), "more": "    return 1"})
+        "y.py",
+        python_module({"read_header": same.replace("return", "return "), "more": "    return 1"}),
     )
     r.commit("touch y.read_header")
     load_snapshot(conn, "rec-pair", tree_documents(r.path, rev="HEAD"))

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from hypothesis import given
 from hypothesis import strategies as st
-from support.gitrepos import Repo
+from support.gitrepos import Repo, python_module
 
 from riido_pg.extract.similar import (
     SIMILAR_B,
@@ -20,11 +20,6 @@ from riido_pg.extract.similar import (
     past_commits,
 )
 
-
-def _module(bodies: dict[str, str]) -> str:
-    return "\n\n".join(f"def {name}(x):\n{body}\n" for name, body in bodies.items())
-
-
 BODIES = {"alpha": "    return x + 1", "beta": "    y = x * 2\n    return y"}
 
 
@@ -32,14 +27,14 @@ def _repo(tmp_path: Path) -> Repo:
     """a.py committed; beta edited; gamma added above alpha (every line moves); a
     side branch's edit of alpha merged."""
     r = Repo(tmp_path / "repo")
-    r.write("a.py", _module(BODIES))
+    r.write("a.py", python_module(BODIES))
     r.commit("first")
-    r.write("a.py", _module({**BODIES, "beta": "    y = x * 3\n    return y"}))
+    r.write("a.py", python_module({**BODIES, "beta": "    y = x * 3\n    return y"}))
     r.commit("Fix `beta` rounding (#12)")
-    r.write("a.py", _module({"gamma": "    return -x", **BODIES, "beta": "    return x * 3"}))
+    r.write("a.py", python_module({"gamma": "    return -x", **BODIES, "beta": "    return x * 3"}))
     r.commit("Add gamma")
     r.git("checkout", "-q", "-b", "side", "HEAD~1")
-    r.write("pkg/b.py", _module({"delta": "    return x"}))
+    r.write("pkg/b.py", python_module({"delta": "    return x"}))
     r.commit("side: add delta")
     r.git("checkout", "-q", "main")
     r.git("merge", "-q", "--no-ff", "-m", "Merge branch 'side'", "side")

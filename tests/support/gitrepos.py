@@ -11,7 +11,12 @@ import os
 import subprocess
 from pathlib import Path
 
-__all__ = ["Repo", "git_env"]
+__all__ = ["Repo", "git_env", "python_module"]
+
+
+def python_module(bodies: dict[str, str]) -> str:
+    """A Python module of one-argument functions, each name with its body's lines."""
+    return "\n\n".join(f"def {name}(x):\n{body}\n" for name, body in bodies.items())
 
 
 def git_env(home: Path) -> dict[str, str]:
