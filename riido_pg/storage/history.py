@@ -28,7 +28,10 @@ READ_CHUNK = 25
 #: The window's rows, every key resolved to the snapshot's documents: a document's
 #: key is its id without the trailing ``:`` and line number
 #: (:func:`riido_pg.extract.similar.function_key`), prefixed with where the loaded
-#: directory sits in the repository (a commit's keys are relative to its top).
+#: directory sits in the repository (a commit's keys are relative to its top). The
+#: documents the snapshot removed from its path are left out by an anti-join (a test of
+#: each document against the whole removed array took 8 s at 100,000 documents with
+#: 20,000 removed; the bounds allow a quarter).
 _INSERT = """
 WITH w AS (
     SELECT (w.n - 1)::integer AS position, w.commit, w.ident
@@ -39,14 +42,19 @@ wanted AS (
     FROM w JOIN riido.commits AS c ON c.commit = w.commit
     CROSS JOIN LATERAL unnest(c.keys) AS k(key)
 ),
+gone AS MATERIALIZED (
+    SELECT DISTINCT r.doc_ord FROM riido.snapshots AS s
+    CROSS JOIN LATERAL unnest(s.removed) AS r(doc_ord)
+    WHERE s.snapshot_id = %(snapshot_id)s
+),
 docs AS MATERIALIZED (
     SELECT d.doc_ord,
            %(prefix)s::text || coalesce(substring(d.doc_id FROM '^(.+):[0-9]+$'), d.doc_id)
            AS key
-    FROM riido.snapshots AS s
-    JOIN riido.snapshot_segments AS p ON p.snapshot_id = s.snapshot_id
+    FROM riido.snapshot_segments AS p
     JOIN riido.documents AS d ON d.segment_id = p.segment_id
-    WHERE s.snapshot_id = %(snapshot_id)s AND d.doc_ord <> ALL(s.removed)
+    LEFT JOIN gone AS g ON g.doc_ord = d.doc_ord
+    WHERE p.snapshot_id = %(snapshot_id)s AND g.doc_ord IS NULL
 ),
 found AS (
     SELECT x.position, array_agg(DISTINCT d.doc_ord ORDER BY d.doc_ord) AS doc_ords
