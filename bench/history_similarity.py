@@ -56,7 +56,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -76,9 +75,13 @@ from structure import (
     versus_control,
 )
 
-from riido_pg.corpora.history.snapshots import open_top
 from riido_pg.evaluation import batch as batch_module
-from riido_pg.extract.similar import function_key, read_commits
+from riido_pg.extract.similar import (
+    RevisionWindow,
+    documents_by_key,
+    history_weights,
+    read_commits,
+)
 from riido_pg.ranking.policies import STRUCTURE_BM25, get_policy
 from riido_pg.ranking.policy.skeleton import EvalScores
 from riido_pg.resources import sql_text
@@ -86,13 +89,6 @@ from riido_pg.splitting import split_identifiers
 
 WINDOWS = (50, 200, 1000)
 BETAS = (0.25, 0.5, 1.0, 2.0)
-K1, B = 1.2, 0.75
-#: More functions than any commit changes: every changed function counts.
-NO_LIMIT = 10**9
-
-
-#: A function's id without its trailing line number (``path:qualname``).
-key_of = function_key
 
 
 # --- the past commits, read from the repository --------------------------------------
@@ -110,14 +106,8 @@ def commit_changes(repository_path: Path, commits: Sequence[str]) -> dict[str, A
 
 def windows(repository_path: Path, revisions: Sequence[str], n: int) -> dict[str, list[str]]:
     """Per revision R, its last ``n`` non-merge commits (R's ancestors, R included),
-    newest first."""
-    repository = open_top(repository_path)
-    return {
-        r: repository.run("rev-list", "--no-merges", f"--max-count={n}", r, "--")
-        .decode("ascii")
-        .split()
-        for r in dict.fromkeys(revisions)
-    }
+    newest first: the window a load of R stores (:class:`RevisionWindow`)."""
+    return {r: RevisionWindow(repository_path, r, n).shas() for r in dict.fromkeys(revisions)}
 
 
 class History:
@@ -162,26 +152,6 @@ def subject_lexemes(dsn: str, texts: Sequence[str], text_config: str = "english"
     return [set(ident) for _raw, ident in rows]
 
 
-def similarities(question: set[str], subjects: Sequence[set[str]]) -> np.ndarray:
-    """BM25 of ``question`` against each subject (k1, b; tf 1), idf and average
-    length over ``subjects``."""
-    n = len(subjects)
-    if n == 0 or not question:
-        return np.zeros(n)
-    lengths = np.array([len(s) for s in subjects], dtype=np.float64)
-    avgdl = max(float(lengths.mean()), 1e-12)
-    norm = K1 * (1 - B + B * lengths / avgdl)
-    sims = np.zeros(n)
-    for lexeme in question:
-        has = np.array([lexeme in s for s in subjects])
-        df = int(has.sum())
-        if df == 0:
-            continue
-        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
-        sims += np.where(has, idf * (K1 + 1) / (1 + norm), 0.0)
-    return sims
-
-
 class Corpus:
     """What the variants need of one history corpus: per question, its parent and
     lexemes; the repository's past commits and their subjects' lexemes."""
@@ -212,17 +182,17 @@ class Corpus:
             return self._h[memo]
         q = self.questions[question_id]
         window = self.history.windows[q["parent"]][:n]
-        sims = similarities(q["lexemes"], [self.subject_lexemes[c] for c in window])
         places = _places_by_key(doc_ids, snapshot)
+        weights = history_weights(
+            q["lexemes"],
+            [self.subject_lexemes[c] for c in window],
+            [
+                [p for k in self.history.commits[c]["keys"] for p in places.get(k, ())]
+                for c in window
+            ],
+        )
         h = np.zeros(len(doc_ids))
-        for commit, sim in zip(window, sims, strict=True):
-            if sim <= 0:
-                continue
-            f = [p for k in self.history.commits[commit]["keys"] for p in places.get(k, ())]
-            if f:
-                np.add.at(h, np.asarray(f, dtype=np.int64), sim / len(f))
-        top = h.max() if len(h) else 0.0
-        h = h / top if top > 0 else h
+        h[np.fromiter(weights, dtype=np.int64, count=len(weights))] = list(weights.values())
         self._h[memo] = h
         return h
 
@@ -233,10 +203,7 @@ _KEYS: dict[int, dict[str, list[int]]] = {}
 def _places_by_key(doc_ids: Sequence[str], snapshot: int) -> dict[str, list[int]]:
     if snapshot not in _KEYS:
         _KEYS.clear()
-        found: dict[str, list[int]] = {}
-        for place, i in enumerate(doc_ids):
-            found.setdefault(key_of(i), []).append(place)
-        _KEYS[snapshot] = found
+        _KEYS[snapshot] = documents_by_key({i: place for place, i in enumerate(doc_ids)})
     return _KEYS[snapshot]
 
 
