@@ -21,7 +21,7 @@ from support.histories import history_corpus
 
 from riido_pg import Database as Facade
 from riido_pg import TreeOptions, load_snapshot, rank_snapshot
-from riido_pg.documents import Document, DocumentStream
+from riido_pg.documents import MAX_QUERY_BYTES, Document, DocumentStream
 from riido_pg.evaluation import evaluate, store_corpus
 from riido_pg.extract.documents import tree_documents
 from riido_pg.extract.similar import (
@@ -171,6 +171,31 @@ def test_no_window_reads_no_past_commit(
     # from Python: TreeOptions(window=False) alike
     Facade(conn).load("hp-nowin-py", repo.path, tree=TreeOptions(rev="HEAD", window=False))
     assert read == [] and _window(conn, "hp-nowin-py") == []
+
+
+def test_a_subject_of_megabytes_is_cut_as_a_question_would_be(
+    conn: psycopg.Connection[Any], tmp_path: Path
+) -> None:
+    # a first line of 2.6 MB of distinct words: analysed whole, its tsvector would
+    # pass the server's 1 MB limit and fail the load
+    repo = _repo(tmp_path / "repo", "Start the project with a long subject")
+    words = " ".join(f"w{i}x{i * 7919 % 1000003}" for i in range(150_000)) + " é"
+    message = tmp_path / "message.txt"
+    message.write_text(words, encoding="utf-8")
+    repo.write("app/core.py", python_module({**FUNCS, "parse_value": "    return x"}))
+    repo.git("add", "-A")
+    repo.ticks += 1
+    repo.git("commit", "-q", "-F", str(message))
+    (newest,) = past_commits(repo.path, "HEAD", 1)
+    cut = newest.subject.encode("utf-8")
+    assert len(cut) <= MAX_QUERY_BYTES < len(words.encode("utf-8"))
+    assert words.startswith(newest.subject) and len(cut) > MAX_QUERY_BYTES - 4
+    load_snapshot(conn, "hp-long", tree_documents(repo.path, rev="HEAD"))
+    assert [c for c, _ in _window(conn, "hp-long")] == [
+        p.commit for p in past_commits(repo.path, "HEAD")
+    ]
+    ranked = rank_snapshot(conn, "hp-long", "w1x7919 parse value", policy=STRUCTURE_BM25)
+    assert ranked.candidates and ranked.candidates[0].id.startswith("app/core.py:parse_value:")
 
 
 def test_a_subdirectory_resolves_its_own_keys(
