@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.gitrepos import Repo, git_env
 
@@ -30,6 +30,7 @@ from riido_pg.corpora.history import (
 from riido_pg.corpora.history.output import written_corpus
 from riido_pg.corpora.history.paths import is_test_or_doc
 from riido_pg.corpora.history.subjects import RULES_VERSION, clean_subject, judge_subject
+from riido_pg.documents import MAX_QUERY_BYTES
 from riido_pg.errors import InvalidCorpus, InvalidInput, OutputError
 from riido_pg.extract import Function, is_doc_or_example_path, is_test_path, iter_functions
 from riido_pg.extract.git import NotARepository, UnknownRevision
@@ -236,7 +237,7 @@ def test_same_arguments_give_the_same_bytes(history: dict[str, Any], tmp_path: P
     manifest = json.loads((tmp_path / "a" / MANIFEST_FILE).read_text())
     assert manifest["repository"] == {"name": "proj", "path": str(history["repo"].path)}
     assert manifest["counts"]["questions"] == 5
-    assert manifest["rules_version"] == RULES_VERSION == 3
+    assert manifest["rules_version"] == RULES_VERSION == 4
     assert manifest["range"]["until"] == "HEAD"
     assert (tmp_path / "a" / MANIFEST_FILE).read_text() == json.dumps(
         manifest, sort_keys=True, ensure_ascii=False, indent=2
@@ -649,6 +650,25 @@ def test_cleaned_subjects_are_folded_and_free_of_references(subject: str) -> Non
     assert text == text.strip() and "  " not in text and "\t" not in text
     assert re.search(r"(?<![\w/])(?:#|gh-)\d+\b", text, re.IGNORECASE) is None
     assert "[skip ci]" not in text.lower()
+
+
+@settings(deadline=None, max_examples=25)  # cleaning 64 KB takes ~0.1 s
+@given(
+    st.text(st.sampled_from("ab é€𝄞"), min_size=1, max_size=8),
+    st.integers(MAX_QUERY_BYTES // 8, MAX_QUERY_BYTES // 2),
+)
+def test_a_question_is_cut_at_the_longest_a_query_may_be(word: str, repeat: int) -> None:
+    subject = "Fix " + (word + " ") * repeat
+    text = clean_subject(subject)
+    size = len(text.encode("utf-8"))
+    assert size <= MAX_QUERY_BYTES and text == text.strip()
+    whole = clean_subject(subject[: MAX_QUERY_BYTES // 4])  # short enough to stay whole
+    assert text.startswith(whole) or whole.startswith(text)
+    folded = " ".join(subject.split())  # nothing else of these words is cleaned away
+    if len(folded.encode("utf-8")) > MAX_QUERY_BYTES:
+        assert folded.startswith(text) and size > MAX_QUERY_BYTES - 5  # on a boundary
+    else:
+        assert text == folded
 
 
 @st.composite

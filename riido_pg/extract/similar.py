@@ -4,8 +4,8 @@ history-similarity prior's input (docs/evaluation.md "History similarity").
 For revision R, the *past commits* are R's last :data:`SIMILAR_COMMITS` commits that
 are not merges, in ``git rev-list --no-merges`` order from R (R included unless it is
 a merge): the commits a history corpus draws its questions from. Each has its subject,
-cleaned as a history question's is (:func:`~riido_pg.corpora.history.subjects.clean_subject`)
-and cut at the longest a question may be (MAX_QUERY_BYTES),
+cleaned as a history question's is (:func:`~riido_pg.corpora.history.subjects.clean_subject`,
+which cuts it at the longest a question may be, MAX_QUERY_BYTES),
 and the functions it changed *at that commit*: git's diff between the commit and its
 first parent, on the commit's side (so a function it added counts), mapped to the
 innermost function of each changed line by the rules of a history corpus's targets
@@ -130,7 +130,7 @@ def read_commits(root: Path, shas: Sequence[str], *, whole: bool = False) -> lis
                     ids = set()
                 cut = "" if whole else prefix
                 keys = {function_key(i)[len(cut) :] for i in ids if i.startswith(cut)}
-            found.append(PastCommit(sha, _cut(clean_subject(subject)), frozenset(keys)))
+            found.append(PastCommit(sha, clean_subject(subject), frozenset(keys)))
     return found
 
 
@@ -168,18 +168,6 @@ class RevisionWindow:
     def read(self, shas: Sequence[str]) -> list[PastCommit]:
         """:func:`read_commits` of these commits, keys relative to the repository's top."""
         return read_commits(self.root, shas, whole=True)
-
-
-def _cut(subject: str) -> str:
-    """A subject at most as long as a question may be (MAX_QUERY_BYTES of UTF-8, cut
-    on a character's boundary): a longer one could never be asked, and the server
-    cannot analyse one of megabytes (a tsvector holds at most 1 MB)."""
-    from riido_pg.documents import MAX_QUERY_BYTES
-
-    data = subject.encode("utf-8")
-    if len(data) <= MAX_QUERY_BYTES:
-        return subject
-    return data[:MAX_QUERY_BYTES].decode("utf-8", errors="ignore")
 
 
 def history_weights(

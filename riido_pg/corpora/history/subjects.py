@@ -1,4 +1,4 @@
-"""Which commit subjects are questions, and the question's text (rules version 2).
+"""Which commit subjects are questions, and the question's text (rules version 4).
 
 A question is a commit's subject (git's ``%s``: the message's first paragraph on
 one line) cleaned of what is not about the change, when what is left is a sentence
@@ -17,7 +17,10 @@ about code. Cleaning, in this order:
 5. a Conventional Commits type is removed and its scope kept: ``fix(parser): x``
    becomes ``parser: x``, ``feat!: x`` becomes ``x``;
 6. whitespace is folded again and stray separators (``-``, ``:``, ``,``) at the
-   ends are trimmed.
+   ends are trimmed;
+7. what is left is cut at the longest a question may be
+   (:data:`~riido_pg.documents.MAX_QUERY_BYTES` of UTF-8, on a character's boundary):
+   a longer subject could never be asked with ``riido-pg query``.
 
 A subject is left out, with the first reason that applies (checked on the subject
 as written for the first three, on the cleaned text for the rest):
@@ -52,13 +55,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from riido_pg.documents import MAX_QUERY_BYTES
+
 __all__ = ["MIN_WORDS", "RULES_VERSION", "Verdict", "clean_subject", "judge_subject"]
 
 #: Version of the question and target rules; a corpus records it. 2: test, docs and
 #: example paths are the ones ``riido_pg.extract.paths`` names. 3: a function
 #: ``riido_pg.fields.is_test_document`` calls a test (a test module ``*_tests``, a Rust
 #: test attribute) is not a target either.
-RULES_VERSION = 3
+RULES_VERSION = 4
 #: Fewest words (tokens with a letter) a question keeps after cleaning.
 MIN_WORDS = 3
 
@@ -157,7 +162,7 @@ def _conventional(text: str) -> tuple[str, str | None]:
 
 
 def _clean(subject: str) -> tuple[str, str | None]:
-    """Cleaning steps 1-6: the question text, and the Conventional Commits type."""
+    """Cleaning steps 1-7: the question text, and the Conventional Commits type."""
     text = _fold(subject)
     text = _fold(_CI.sub(" ", text))
     text = _LEADING_TAG.sub("", text)
@@ -166,11 +171,19 @@ def _clean(subject: str) -> tuple[str, str | None]:
     text = _KEYWORD_REF.sub(" ", text)
     text = _BARE_REF.sub(" ", text)
     text, kind = _conventional(_EDGES.sub("", _fold(text)))
-    return _EDGES.sub("", _fold(text)), kind
+    return _EDGES.sub("", _cut(_EDGES.sub("", _fold(text)))), kind
+
+
+def _cut(text: str) -> str:
+    """At most MAX_QUERY_BYTES of UTF-8, cut on a character's boundary."""
+    data = text.encode("utf-8")
+    if len(data) <= MAX_QUERY_BYTES:
+        return text
+    return data[:MAX_QUERY_BYTES].decode("utf-8", errors="ignore")
 
 
 def clean_subject(subject: str) -> str:
-    """The question text of a subject (cleaning steps 1-6 of the module docstring)."""
+    """The question text of a subject (cleaning steps 1-7 of the module docstring)."""
     return _clean(subject)[0]
 
 
