@@ -27,6 +27,10 @@ import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from riido_pg.extract.git import Repository
 
 __all__ = [
     "SIMILAR_B",
@@ -105,10 +109,10 @@ def read_commits(root: Path, shas: Sequence[str], *, whole: bool = False) -> lis
     listings: dict[str, list[Item]] = {}
     blobs: dict[str, tuple[str, int, bytes | None] | None] = {}
     found: list[PastCommit] = []
+    heads = _heads(repository, shas)
     with CatFile(repository) as cat:
         for sha in shas:
-            head = repository.run("log", "-1", "--no-show-signature", "--format=%P%x1f%s", sha)
-            parents, subject = head.decode("utf-8", "replace").rstrip("\n").split("\x1f", 1)
+            parents, subject = heads[sha]
             keys: set[str] = set()
             if parents.split():
                 try:
@@ -132,6 +136,29 @@ def read_commits(root: Path, shas: Sequence[str], *, whole: bool = False) -> lis
                 keys = {function_key(i)[len(cut) :] for i in ids if i.startswith(cut)}
             found.append(PastCommit(sha, clean_subject(subject), frozenset(keys)))
     return found
+
+
+def _heads(repository: Repository, shas: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """Each commit's parents (ids separated by spaces) and subject, read by one git
+    command for them all (one per commit cost a process each: a fifth of a window's
+    reading)."""
+    if not shas:
+        return {}
+    out = repository.run(
+        "log",
+        "--no-walk=unsorted",
+        "--no-show-signature",
+        "-z",
+        "--format=%H%x1f%P%x1f%s",
+        "--stdin",
+        input="".join(f"{sha}\n" for sha in shas).encode("ascii"),
+    )
+    heads: dict[str, tuple[str, str]] = {}
+    for record in out.decode("utf-8", "replace").split("\0"):
+        if record:
+            sha, parents, subject = record.split("\x1f", 2)
+            heads[sha] = (parents, subject)
+    return heads
 
 
 @dataclass(frozen=True, slots=True)
