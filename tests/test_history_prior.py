@@ -107,10 +107,10 @@ def test_a_load_stores_each_commit_once_and_a_window_per_snapshot(
     read = _counting(monkeypatch)
     load_snapshot(conn, "hp-old", tree_documents(repo.path, rev="HEAD~2"))
     old = past_commits(repo.path, "HEAD~2")
-    assert read == [p.commit for p in old]  # every commit of its window, once
+    assert sorted(read) == sorted(p.commit for p in old)  # every commit of its window, once
     load_snapshot(conn, "hp-new", tree_documents(repo.path, rev="HEAD"), base="hp-old")
     new = past_commits(repo.path, "HEAD")
-    assert read[len(old) :] == [p.commit for p in new[:2]]  # only the two new ones
+    assert sorted(read[len(old) :]) == sorted(p.commit for p in new[:2])  # only the two new
     base = conn.execute("SELECT base FROM riido.snapshots WHERE snapshot_id = 'hp-new'").fetchone()
     assert base == ("hp-old",)  # on a base: a window of its own
     assert conn.execute("SELECT count(*) FROM riido.commits").fetchone() == (len(new),)
@@ -208,6 +208,24 @@ def test_a_subdirectory_resolves_its_own_keys(
     assert [c for c, _ in window] == [p.commit for p in past]
     for (_, ids), p in zip(window, past, strict=True):
         assert {function_key(i) for i in ids} == set(p.keys)
+
+
+def test_a_window_read_in_chunks_on_threads_is_the_same(
+    conn: psycopg.Connection[Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _repo(tmp_path / "repo")
+    load_snapshot(conn, "hp-whole", tree_documents(repo.path, rev="HEAD"))
+    whole = _window(conn, "hp-whole")
+    conn.execute("DELETE FROM riido.window_commits")
+    conn.execute("DELETE FROM riido.commits")
+    monkeypatch.setattr(history_storage, "READ_CHUNK", 1)  # a chunk per commit
+    read = _counting(monkeypatch)
+    for jobs in (1, 2):
+        snapshot_id = f"hp-chunks-{jobs}"
+        load_snapshot(conn, snapshot_id, tree_documents(repo.path, rev="HEAD"), jobs=jobs)
+        assert _window(conn, snapshot_id) == whole
+    assert sorted(read) == sorted(c for c, _ in whole)  # each once, the second load none
+    assert len(whole) > history_storage.READ_THREADS
 
 
 def test_a_failed_load_leaves_no_window(

@@ -46,7 +46,7 @@ from riido_pg.errors import ConflictingOptions, Hint, InvalidInput, SnapshotExis
 from riido_pg.server.connect import Conn
 from riido_pg.server.errors import parallel, translated
 from riido_pg.server.settle import settle
-from riido_pg.storage.history import store_window
+from riido_pg.storage.history import reading_window, store_window
 from riido_pg.storage.indexing import MAX_WORD_BYTES
 from riido_pg.storage.segment_writing import (
     unstage,
@@ -288,7 +288,11 @@ def _load_one(conn: Conn, req: Request) -> LoadResult:
     marked = _mark_loading(conn, snapshot_id, cfg)
     unchanged = False
     try:
-        with conn.transaction() as tx, load_timeout(conn):
+        with (
+            reading_window(conn, req.history) as window,
+            conn.transaction() as tx,
+            load_timeout(conn),
+        ):
             staged = stage(conn, req, None)
             if not marked and _existing_ready(conn, snapshot_id, staged.digest, req.replace):
                 unchanged = True
@@ -296,7 +300,7 @@ def _load_one(conn: Conn, req: Request) -> LoadResult:
             layout = plan_layout(conn, req, staged)
             segment = write_segment(conn, layout, cfg, progress)
             publish_content(conn, snapshot_id, layout, segment, staged, cfg, _recent(req))
-            store_window(conn, snapshot_id, req.history, cfg, progress)
+            store_window(conn, snapshot_id, window, cfg, progress)
     except BaseException:
         if marked:
             _undo_load(conn, snapshot_id, None)
@@ -315,6 +319,7 @@ def _load_parallel(conn: Conn, req: Request, jobs: int) -> LoadResult:
     with ExitStack() as stack:
         stack.enter_context(load_session_timeout(conn))
         conns = stack.enter_context(connections(conn, jobs))
+        window = stack.enter_context(reading_window(conn, req.history))
         marked = _mark_loading(conn, snapshot_id, cfg)
         workers = Workers(conns, cfg, token, req.skips)
         try:
@@ -331,7 +336,7 @@ def _load_parallel(conn: Conn, req: Request, jobs: int) -> LoadResult:
             segment = write_segment_parallel(conn, conns[:2], layout, token, cfg, progress)
             with conn.transaction(), load_timeout(conn):
                 publish_content(conn, snapshot_id, layout, segment, staged, cfg, _recent(req))
-                store_window(conn, snapshot_id, req.history, cfg, progress)
+                store_window(conn, snapshot_id, window, cfg, progress)
                 conn.execute("DELETE FROM riido.text_pending WHERE token = %s", (token,))
                 unstage(conn, token)
         except BaseException:
