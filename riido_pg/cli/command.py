@@ -12,7 +12,8 @@
 
 from __future__ import annotations
 
-from difflib import get_close_matches
+import os
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -32,7 +33,91 @@ DsnOption = Annotated[
 DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")]
 
 
+#: What :func:`_direct` returns when it leaves a value to typer's own coercion.
+_TYPER = object()
+
+
+def _direct(param: Any, value: Any) -> Any:
+    """``value`` coerced as typer's own coercion would (typer 0.2x builds a pydantic
+    ``TypeAdapter`` per parameter for it, and importing pydantic is a fifth of a
+    command's start-up), for the values the command line mostly gets: none given, a
+    string for a ``str``, a path for a plain ``Path``, anything for a ``parser=``.
+    :data:`_TYPER` for everything else, and on any doubt (an error, a path typer's
+    checks could refuse), so typer coerces it, errors and all
+    (``tests/test_cli_startup.py`` compares the two on every parameter)."""
+    descriptor = getattr(param, "type_descriptor", None)
+    if descriptor is None or descriptor.file_annotation is not None:
+        return _TYPER
+    info, annotation = descriptor.parameter_info, descriptor.annotation
+    if param.multiple or param.nargs != 1:
+        return () if value is None else _TYPER
+    if value is None:
+        return None
+    if info.parser is not None:
+        try:
+            return info.parser(value)
+        except Exception:  # typer calls it again, and reports its error its own way
+            return _TYPER
+    if not isinstance(value, str):
+        return _TYPER
+    if annotation is str:
+        return value
+    if annotation is Path and value and _plain_path(info):
+        path = Path(value)
+        try:
+            os.stat(path)
+        except OSError:
+            return path  # typer's "exists" check is off: a path that is not there is kept
+        except Exception:
+            return _TYPER
+        return path if os.access(path, os.R_OK) else _TYPER
+    return _TYPER
+
+
+def _plain_path(info: Any) -> bool:
+    """Whether a ``Path`` parameter asks typer for no check but the default ones."""
+    return (
+        info.path_type is None
+        and not info.exists
+        and info.file_okay
+        and info.dir_okay
+        and not info.writable
+        and not info.resolve_path
+        and not info.allow_dash
+    )
+
+
+class _Direct:
+    """A parameter's coercion (typer's ``RuntimeParam`` interface): :func:`_direct`,
+    else typer's own, built on first need."""
+
+    def __init__(self, param: Any) -> None:
+        self._param = param
+        self._typer: Any = None
+
+    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
+        done = _direct(param, value)
+        if done is not _TYPER:
+            return done
+        if self._typer is None:
+            from typer._coercion import build_runtime_param
+
+            self._typer = build_runtime_param(self._param.type_descriptor)
+        return self._typer.coerce(value, param=param, ctx=ctx)
+
+
+def _runtime_param(param: Any) -> Any:
+    """Typer's coercion of ``param``'s value (its ``get_runtime_param``, typer 0.2x;
+    earlier typers convert with click's types and never call it), without pydantic
+    where :func:`_direct` does it."""
+    if param._runtime_param is None:
+        param._runtime_param = _Direct(param)
+    return param._runtime_param
+
+
 class _PlainArgument(TyperArgument):
+    get_runtime_param = _runtime_param
+
     def display_type_rich(self, ctx: Any) -> str | None:
         return None
 
@@ -45,11 +130,24 @@ class _PlainArgument(TyperArgument):
 
 
 class _PlainOption(TyperOption):
+    get_runtime_param = _runtime_param
+
     def display_type_rich(self, ctx: Any) -> str | None:
         return self.metavar or "VALUE"
 
     def _get_number_range_help_str(self) -> str | None:
         return None
+
+
+class _HelpOption(TyperOption):
+    get_runtime_param = _runtime_param
+
+
+def _help(option: Any) -> Any:
+    """A command's ``--help`` option, coerced without pydantic as the others are."""
+    if type(option) is TyperOption:
+        option.__class__ = _HelpOption
+    return option
 
 
 def _plain(param: object) -> None:
@@ -97,6 +195,9 @@ class Command(TyperCommand):
         for p in self.params:
             _plain(p)
 
+    def get_help_option(self, ctx: Any) -> Any:
+        return _help(super().get_help_option(ctx))
+
 
 class LocalCommand(Command):
     """A command that needs no server: the shared ``--debug`` only."""
@@ -131,6 +232,9 @@ class Group(TyperGroup):
         for p in self.params:
             _plain(p)
 
+    def get_help_option(self, ctx: Any) -> Any:
+        return _help(super().get_help_option(ctx))
+
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         try:
             return super().resolve_command(ctx, args)
@@ -140,6 +244,8 @@ class Group(TyperGroup):
             raise
 
     def _suggestion(self, typo: str) -> str:
+        from difflib import get_close_matches  # only for a mistyped command
+
         words = {name: name for name in self.commands}
         words.update((w, c) for w, c in SYNONYMS.items() if c in self.commands)
         match = get_close_matches(typo.lower(), list(words), n=1, cutoff=0.75)
