@@ -74,6 +74,11 @@ def _values(tmp: Path) -> list[Any]:
         (),
         ("a",),
         ["a", "b"],
+        ("x", str(ROOT / "README.md"), str(tmp / "not-there")),
+        ("5", "x"),
+        ("5", None),
+        (str(unreadable),),
+        "a",
     ]
 
 
@@ -144,6 +149,15 @@ def test_a_load_imports_none_of_what_it_does_not_run(tmp_path: Path) -> None:
     assert got["code"] == 2
     assert got["stderr"] == f"error: {missing}: no such file or directory\n"
     assert got["imported"] == []
+
+
+def test_an_eval_imports_no_pydantic(tmp_path: Path) -> None:
+    """``eval`` of a directory that is no corpus: its list of paths and of policies
+    coerced without pydantic, and the error said as before."""
+    got = _imported("eval", str(tmp_path), "--policy", "bm25", "--policy", "identifier_bm25")
+    assert got["code"] == 2
+    assert got["stderr"].startswith(f"error: {tmp_path}")
+    assert "pydantic" not in got["imported"]
 
 
 def test_a_usage_error_is_worded_as_before() -> None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, get_args, get_origin
 
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
@@ -41,18 +41,27 @@ def _direct(param: Any, value: Any) -> Any:
     """``value`` coerced as typer's own coercion would (typer 0.2x builds a pydantic
     ``TypeAdapter`` per parameter for it, and importing pydantic is a fifth of a
     command's start-up), for the values the command line mostly gets: none given, a
-    string for a ``str``, a path for a plain ``Path``, anything for a ``parser=``.
-    :data:`_TYPER` for everything else, and on any doubt (an error, a path typer's
-    checks could refuse), so typer coerces it, errors and all
+    string for a ``str``, a path for a plain ``Path``, anything for a ``parser=``, and
+    lists of those. :data:`_TYPER` for everything else, and on any doubt (an error, a
+    path typer's checks could refuse), so typer coerces it, errors and all
     (``tests/test_cli_startup.py`` compares the two on every parameter)."""
     descriptor = getattr(param, "type_descriptor", None)
     if descriptor is None or descriptor.file_annotation is not None:
         return _TYPER
     info, annotation = descriptor.parameter_info, descriptor.annotation
     if param.multiple or param.nargs != 1:
-        return () if value is None else _TYPER
-    if value is None:
-        return None
+        if value is None:
+            return ()
+        if get_origin(annotation) is not list or not isinstance(value, (list, tuple)):
+            return _TYPER
+        (kind,) = get_args(annotation)
+        items = [_one(info, kind, item) for item in value]
+        return _TYPER if any(item is _TYPER for item in items) else items
+    return None if value is None else _one(info, annotation, value)
+
+
+def _one(info: Any, annotation: Any, value: Any) -> Any:
+    """:func:`_direct` of one value (a list's item, or a single value) that is given."""
     if info.parser is not None:
         try:
             return info.parser(value)
