@@ -152,9 +152,22 @@ def test_a_load_imports_none_of_what_it_does_not_run(tmp_path: Path) -> None:
 
 
 def test_an_eval_imports_no_pydantic(tmp_path: Path) -> None:
-    """``eval`` of a directory that is no corpus: its list of paths and of policies
-    coerced without pydantic, and the error said as before."""
-    got = _imported("eval", str(tmp_path), "--policy", "bm25", "--policy", "identifier_bm25")
+    """``eval`` of a directory that is no corpus: its list of paths and of policies,
+    an output file that exists and a run directory that does not, coerced without
+    pydantic, and the error said as before."""
+    (tmp_path / "out.json").write_text("{}")
+    got = _imported(
+        "eval",
+        str(tmp_path),
+        "--policy",
+        "bm25",
+        "--policy",
+        "identifier_bm25",
+        "--output",
+        str(tmp_path / "out.json"),
+        "--run-dir",
+        str(tmp_path / "runs"),
+    )
     assert got["code"] == 2
     assert got["stderr"].startswith(f"error: {tmp_path}")
     assert "pydantic" not in got["imported"]

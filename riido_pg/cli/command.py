@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 from typing import Annotated, Any, get_args, get_origin
 
@@ -71,29 +72,32 @@ def _one(info: Any, annotation: Any, value: Any) -> Any:
         return _TYPER
     if annotation is str:
         return value
-    if annotation is Path and value and _plain_path(info):
-        path = Path(value)
-        try:
-            os.stat(path)
-        except OSError:
-            return path  # typer's "exists" check is off: a path that is not there is kept
-        except Exception:
-            return _TYPER
-        return path if os.access(path, os.R_OK) else _TYPER
+    if annotation is Path and value and info.path_type is None and not info.allow_dash:
+        return _path(info, value)
     return _TYPER
 
 
-def _plain_path(info: Any) -> bool:
-    """Whether a ``Path`` parameter asks typer for no check but the default ones."""
-    return (
-        info.path_type is None
-        and not info.exists
-        and info.file_okay
-        and info.dir_okay
-        and not info.writable
-        and not info.resolve_path
-        and not info.allow_dash
-    )
+def _path(info: Any, value: str) -> Any:
+    """A ``Path`` parameter's value with typer's checks (``exists``, ``file_okay``,
+    ``dir_okay``, ``readable``, ``writable``, ``resolve_path``); :data:`_TYPER` where
+    one fails, for typer to say so."""
+    path = Path(value)
+    if info.resolve_path:
+        path = Path(os.path.realpath(path))
+    try:
+        found = os.stat(path)
+    except OSError:
+        return _TYPER if info.exists else path
+    except Exception:  # a NUL in the path: typer's own error
+        return _TYPER
+    if (
+        (not info.file_okay and stat.S_ISREG(found.st_mode))
+        or (not info.dir_okay and stat.S_ISDIR(found.st_mode))
+        or (info.readable and not os.access(path, os.R_OK))
+        or (info.writable and not os.access(path, os.W_OK))
+    ):
+        return _TYPER
+    return path
 
 
 class _Direct:
