@@ -58,16 +58,17 @@ def _lines(path: Path) -> Iterator[Document]:
 
 def _quick_document(raw: bytes) -> Document | None:
     """The Document of a ``.jsonl`` line that is one, as :func:`_lines`'s reading
-    would give it, parsed by orjson (a quarter of the standard library's time; most of
-    a next commit's reading of 100,000 lines); None for anything else -- malformed or
-    blank, invalid UTF-8, possibly nested past :data:`MAX_DEPTH`, not a usable
-    document -- which is then read the standard library's way, errors and all.
+    would give it, parsed by orjson (a quarter of the standard library's time, the
+    largest part of reading a next commit's 100,000 lines); None for anything else --
+    malformed or blank, invalid UTF-8, possibly nested past :data:`MAX_DEPTH`, not a
+    usable document -- which is then read the standard library's way, errors and all.
 
     Where orjson accepts a line, the standard library reads the same value from it
-    (orjson is the stricter: no NaN, no lone surrogates, no byte order mark), except
-    an integer past 64 bits, which orjson makes a float: never a usable id or text,
-    so such a line is read the standard way too (``tests/test_cli_startup.py``
-    compares the two readings)."""
+    (orjson is the stricter: no NaN, no lone surrogates, no byte order mark), but for
+    an integer past 64 bits, which orjson makes a float: as an id, a text or a title
+    it is no string either way (the line is then no usable document and is read the
+    standard way, whose error names the integer), and any other key is not read
+    (``tests/test_jsonl_reading.py`` compares the two readings)."""
     try:
         obj = orjson.loads(raw)
     except orjson.JSONDecodeError:
