@@ -39,6 +39,7 @@ __all__ = [
     "describe",
     "document_from_line",
     "document_from_object",
+    "document_problem",
     "parse_json",
     "parse_request",
     "read_request",
@@ -276,19 +277,19 @@ def document_from_object(obj: object, where: str) -> Document:
 
 def check_document(doc_id: object, text: object, where: str) -> Document:
     """A Document if ``doc_id`` and ``text`` are usable, else InvalidInput naming it."""
-    problem = _document_problem(doc_id, text)
+    problem = document_problem(doc_id, text)
     if problem:
         raise InvalidInput(f"{where}: {problem}")
     return Document(doc_id, text)  # type: ignore[arg-type]  # checked just now
 
 
-def _document_problem(doc_id: object, text: object) -> str | None:
+def document_problem(doc_id: object, text: object) -> str | None:
     """Why ``doc_id`` and ``text`` cannot be a document (for after "WHERE: "), or None."""
     return _checked_utf8(doc_id, text)[0]
 
 
 def _checked_utf8(doc_id: object, text: object) -> tuple[str | None, bytes]:
-    """:func:`_document_problem`, and the text's UTF-8 when there is none (the one
+    """:func:`document_problem`, and the text's UTF-8 when there is none (the one
     encoding of the text the check needs for its size, kept for its key)."""
     if not isinstance(doc_id, str) or not doc_id:
         return f"document id {describe(doc_id)} is not a non-empty string", b""

@@ -8,12 +8,17 @@
   ``N``): no type labels (``<str>``, ``<int range>``), no ranges (``[x>=1]``), no
   braces around required arguments.
 * :class:`Group` suggests the closest real command for a mistyped one, or none.
+* Every parameter's value is coerced as typer coerces it, without the pydantic
+  validator typer 0.2x builds for it where the value is a plain one (:func:`_direct`):
+  importing pydantic was a fifth of every command's start-up.
 """
 
 from __future__ import annotations
 
-from difflib import get_close_matches
-from typing import Annotated, Any
+import os
+import stat
+from pathlib import Path
+from typing import Annotated, Any, get_args, get_origin
 
 import typer
 from typer.core import TyperArgument, TyperCommand, TyperGroup, TyperOption
@@ -32,7 +37,103 @@ DsnOption = Annotated[
 DebugOption = Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")]
 
 
+#: What :func:`_direct` returns when it leaves a value to typer's own coercion.
+_TYPER = object()
+
+
+def _direct(param: Any, value: Any) -> Any:
+    """``value`` coerced as typer's own coercion would (typer 0.2x builds a pydantic
+    ``TypeAdapter`` per parameter for it, and importing pydantic is a fifth of a
+    command's start-up), for the values the command line mostly gets: none given, a
+    string for a ``str``, a path for a plain ``Path``, anything for a ``parser=``, and
+    lists of those. :data:`_TYPER` for everything else, and on any doubt (an error, a
+    path typer's checks could refuse), so typer coerces it, errors and all
+    (``tests/test_cli_startup.py`` compares the two on every parameter)."""
+    descriptor = getattr(param, "type_descriptor", None)
+    if descriptor is None or descriptor.file_annotation is not None:
+        return _TYPER
+    info, annotation = descriptor.parameter_info, descriptor.annotation
+    if param.multiple or param.nargs != 1:
+        if value is None:
+            return ()
+        if get_origin(annotation) is not list or not isinstance(value, (list, tuple)):
+            return _TYPER
+        (kind,) = get_args(annotation)
+        items = [_one(info, kind, item) for item in value]
+        return _TYPER if any(item is _TYPER for item in items) else items
+    return None if value is None else _one(info, annotation, value)
+
+
+def _one(info: Any, annotation: Any, value: Any) -> Any:
+    """:func:`_direct` of one value (a list's item, or a single value) that is given."""
+    if info.parser is not None:
+        try:
+            return info.parser(value)
+        except Exception:  # typer calls it again, and reports its error its own way
+            return _TYPER
+    if not isinstance(value, str):
+        return _TYPER
+    if annotation is str:
+        return value
+    if annotation is Path and value and info.path_type is None and not info.allow_dash:
+        return _path(info, value)
+    return _TYPER
+
+
+def _path(info: Any, value: str) -> Any:
+    """A ``Path`` parameter's value with typer's checks (``exists``, ``file_okay``,
+    ``dir_okay``, ``readable``, ``writable``, ``resolve_path``); :data:`_TYPER` where
+    one fails, for typer to say so."""
+    path = Path(value)
+    if info.resolve_path:
+        path = Path(os.path.realpath(path))
+    try:
+        found = os.stat(path)
+    except OSError:
+        return _TYPER if info.exists else path
+    except Exception:  # a NUL in the path: typer's own error
+        return _TYPER
+    if (
+        (not info.file_okay and stat.S_ISREG(found.st_mode))
+        or (not info.dir_okay and stat.S_ISDIR(found.st_mode))
+        or (info.readable and not os.access(path, os.R_OK))
+        or (info.writable and not os.access(path, os.W_OK))
+    ):
+        return _TYPER
+    return path
+
+
+class _Direct:
+    """A parameter's coercion (typer's ``RuntimeParam`` interface): :func:`_direct`,
+    else typer's own, built on first need."""
+
+    def __init__(self, param: Any) -> None:
+        self._param = param
+        self._typer: Any = None
+
+    def coerce(self, value: Any, param: Any, ctx: Any) -> Any:
+        done = _direct(param, value)
+        if done is not _TYPER:
+            return done
+        if self._typer is None:
+            from typer._coercion import build_runtime_param
+
+            self._typer = build_runtime_param(self._param.type_descriptor)
+        return self._typer.coerce(value, param=param, ctx=ctx)
+
+
+def _runtime_param(param: Any) -> Any:
+    """Typer's coercion of ``param``'s value (its ``get_runtime_param``, typer 0.2x;
+    earlier typers convert with click's types and never call it), without pydantic
+    where :func:`_direct` does it."""
+    if param._runtime_param is None:
+        param._runtime_param = _Direct(param)
+    return param._runtime_param
+
+
 class _PlainArgument(TyperArgument):
+    get_runtime_param = _runtime_param
+
     def display_type_rich(self, ctx: Any) -> str | None:
         return None
 
@@ -45,6 +146,8 @@ class _PlainArgument(TyperArgument):
 
 
 class _PlainOption(TyperOption):
+    get_runtime_param = _runtime_param
+
     def display_type_rich(self, ctx: Any) -> str | None:
         return self.metavar or "VALUE"
 
@@ -52,8 +155,20 @@ class _PlainOption(TyperOption):
         return None
 
 
+class _HelpOption(TyperOption):
+    get_runtime_param = _runtime_param
+
+
+def _help(option: Any) -> Any:
+    """A command's ``--help`` option, coerced without pydantic as the others are."""
+    if type(option) is TyperOption:
+        option.__class__ = _HelpOption
+    return option
+
+
 def _plain(param: object) -> None:
-    """Render ``param`` in the one placeholder style (its class, not its behaviour)."""
+    """Render ``param`` in the one placeholder style (its class; its values are
+    coerced as typer's are, :func:`_direct`)."""
     if type(param) is TyperArgument:
         param.__class__ = _PlainArgument
     elif type(param) is TyperOption:
@@ -97,6 +212,9 @@ class Command(TyperCommand):
         for p in self.params:
             _plain(p)
 
+    def get_help_option(self, ctx: Any) -> Any:
+        return _help(super().get_help_option(ctx))
+
 
 class LocalCommand(Command):
     """A command that needs no server: the shared ``--debug`` only."""
@@ -131,6 +249,9 @@ class Group(TyperGroup):
         for p in self.params:
             _plain(p)
 
+    def get_help_option(self, ctx: Any) -> Any:
+        return _help(super().get_help_option(ctx))
+
     def resolve_command(self, ctx: Any, args: list[str]) -> Any:
         try:
             return super().resolve_command(ctx, args)
@@ -140,6 +261,8 @@ class Group(TyperGroup):
             raise
 
     def _suggestion(self, typo: str) -> str:
+        from difflib import get_close_matches  # only for a mistyped command
+
         words = {name: name for name in self.commands}
         words.update((w, c) for w, c in SYNONYMS.items() if c in self.commands)
         match = get_close_matches(typo.lower(), list(words), n=1, cutoff=0.75)

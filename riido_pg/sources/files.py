@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import orjson
+
 from riido_pg.documents import (
     Document,
     DocumentSet,
@@ -14,11 +16,12 @@ from riido_pg.documents import (
     describe,
     document_from_line,
     document_from_object,
+    document_problem,
     parse_json,
     validate_documents,
 )
 from riido_pg.errors import InvalidInput
-from riido_pg.jsontext import read_json
+from riido_pg.jsontext import MAX_DEPTH, read_json
 
 __all__ = ["beir_documents", "json_documents", "jsonl_documents", "read_hints"]
 
@@ -39,6 +42,10 @@ def _lines(path: Path) -> Iterator[Document]:
         raise InvalidInput(f"{path}: cannot read the file: {exc.strerror}") from exc
     with fh:
         for lineno, raw in enumerate(fh, start=1):
+            doc = _quick_document(raw)
+            if doc is not None:
+                yield doc
+                continue
             where = f"{path}: line {lineno}"
             try:
                 line = raw.decode("utf-8")
@@ -47,6 +54,36 @@ def _lines(path: Path) -> Iterator[Document]:
             if not line.strip():
                 continue
             yield document_from_line(read_json(line, where, one_line=True), where)
+
+
+def _quick_document(raw: bytes) -> Document | None:
+    """The Document of a ``.jsonl`` line that is one, as :func:`_lines`'s reading
+    would give it, parsed by orjson (a quarter of the standard library's time, the
+    largest part of reading a next commit's 100,000 lines); None for anything else --
+    malformed or blank, invalid UTF-8, possibly nested past :data:`MAX_DEPTH`, not a
+    usable document -- which is then read the standard library's way, errors and all.
+
+    Where orjson accepts a line, the standard library reads the same value from it
+    (orjson is the stricter: no NaN, no lone surrogates, no byte order mark), but for
+    an integer past 64 bits, which orjson makes a float: as an id, a text or a title
+    it is no string either way (the line is then no usable document and is read the
+    standard way, whose error names the integer), and any other key is not read
+    (``tests/test_jsonl_reading.py`` compares the two readings)."""
+    try:
+        obj = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        return None
+    if type(obj) is not dict or raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:
+        return None
+    if "_id" in obj and "id" not in obj:  # a BEIR line: document_from_line's title
+        doc_id, text, title = obj["_id"], obj.get("text"), obj.get("title")
+        if isinstance(title, str) and title and isinstance(text, str):
+            text = f"{title}\n{text}"
+    else:
+        doc_id, text = obj.get("id"), obj.get("text")
+    if document_problem(doc_id, text) is not None:
+        return None
+    return Document(doc_id, text)  # type: ignore[arg-type]  # checked just now
 
 
 def jsonl_documents(path: Path) -> DocumentStream:
