@@ -25,7 +25,8 @@ evaluated after the choice with the chosen setting and choose nothing.
 
     python bench/change_history.py --reuse DSN --history DIR [--history DIR]...
         [--saved JSON]...   # results of earlier runs, combined with this one's
-        [--chosen NAME --after DIR...]   # after the choice: NAME on the old corpora
+        [--after DIR]... [--chosen NAME]   # after the choice, choosing nothing: NAME
+                                           # (default: every setting) on old corpora
 
 With the twelve fresh histories among the results (``--history`` or ``--saved``) it
 prints the rule's table, choice and verdict.
@@ -222,9 +223,9 @@ def main() -> None:
     out = args.out or OUT_DIR / "change_history.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     chosen: str | None = args.chosen
+    began = time.perf_counter()
     with database(args.dsn, args.reuse, args.keep) as dsn:
         for path in args.history:
-            began = time.perf_counter()
             results[path.name] = evaluate(dsn, path, [none, *settings])
             same = results[path.name][none]["ranks"] == results[path.name][STRUCTURE_BM25]["ranks"]
             assert same, f"{path.name}: gamma = 0 is not {STRUCTURE_BM25}"
@@ -234,11 +235,9 @@ def main() -> None:
                 f"({time.perf_counter() - began:.0f} s)",
                 flush=True,
             )
-        if args.after:
-            assert chosen is not None, "--after runs the setting --chosen names"
-            for path in args.after:
-                after[path.name] = evaluate(dsn, path, [none, chosen])
-                print(path.name, round(after[path.name][chosen]["mrr"], 4), flush=True)
+        for path in args.after:  # the chosen setting, or every one (choosing nothing)
+            after[path.name] = evaluate(dsn, path, [none, *([chosen] if chosen else settings)])
+            print(path.name, f"({time.perf_counter() - began:.0f} s)", flush=True)
     out.write_text(json.dumps({"results": results, "after": after}, indent=2))
     fresh = [f"{r}-notests" for r in FRESH] + list(FRESH)
     if all(c in results for c in fresh):
