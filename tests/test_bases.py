@@ -421,9 +421,14 @@ def test_migration_0023_down_and_up_with_data(db: Database) -> None:
         return rank_snapshot(conn, name, query, policy="structure_bm25", limit=1).candidates[0].id
 
     def score(conn: Any, name: str) -> float:
-        # at 0022 there is no window table (0025): the prior off, as without a window
+        # at 0022 there is no window table (0025): the priors reading it off, as without
+        # a window
         got = rank_snapshot(
-            conn, name, query, policy="structure_bm25", params={"history_prior": 0.0}
+            conn,
+            name,
+            query,
+            policy="structure_bm25",
+            params={"history_prior": 0.0, "change_prior": 0.0},
         ).candidates
         found = next(c.score for c in got if c.id == attributed.id)
         assert found is not None

@@ -1,4 +1,4 @@
-"""structure_bm25's history-similarity prior (riido_pg.extract.similar,
+"""structure_bm25's history-similarity and change-history priors (riido_pg.extract.similar,
 riido_pg.storage.history): what a load of a git revision stores (each commit once,
 a window per snapshot, nothing after a failed load), the score recomputed from the
 definition (history_weights over the window), and the three paths held equal: the
@@ -27,12 +27,17 @@ from riido_pg.extract.documents import tree_documents
 from riido_pg.extract.similar import (
     PastCommit,
     RevisionWindow,
+    change_weights,
     documents_by_key,
     function_key,
     history_weights,
     past_commits,
 )
-from riido_pg.ranking.policies import STRUCTURE_BM25, STRUCTURE_HISTORY_PRIOR
+from riido_pg.ranking.policies import (
+    STRUCTURE_BM25,
+    STRUCTURE_CHANGE_PRIOR,
+    STRUCTURE_HISTORY_PRIOR,
+)
 from riido_pg.splitting import split_identifiers
 from riido_pg.storage import history as history_storage
 from riido_pg.storage.snapshots import drop_snapshot
@@ -353,10 +358,11 @@ def _expected(
     query: str,
     params: dict[str, float] | None = None,
 ) -> dict[str, float]:
-    """Each document's score from the definition: the score without the prior (the
-    same snapshot ranked with β = 0) times 1 + β · H / max H, H from history_weights
-    over the window (subjects analysed as a question's identifier lexemes, documents
-    by key)."""
+    """Each document's score from the definition: the score without the priors (the
+    same snapshot ranked with β = 0 and γ = 0) times 1 + β · H / max H, H from
+    history_weights over the window (subjects analysed as a question's identifier
+    lexemes, documents by key), times 1 + γ · C / max C, C from change_weights over the
+    same window."""
     rows = conn.execute(
         "SELECT c.subject, c.keys FROM riido.window_commits AS w "
         "JOIN riido.commits AS c ON c.commit = w.commit "
@@ -376,13 +382,22 @@ def _expected(
     subjects = [lexemes(s) for s, _ in rows]
     changed = [[n for k in keys for n in by_key.get(k, ())] for _, keys in rows]
     weights = history_weights(lexemes(query), subjects, changed)
+    often = change_weights(changed)
     given = dict(params or {})
     beta = given.pop("history_prior", STRUCTURE_HISTORY_PRIOR)
+    gamma = given.pop("change_prior", STRUCTURE_CHANGE_PRIOR)
     without = rank_snapshot(
-        conn, snapshot_id, query, policy=STRUCTURE_BM25, params={**given, "history_prior": 0.0}
+        conn,
+        snapshot_id,
+        query,
+        policy=STRUCTURE_BM25,
+        params={**given, "history_prior": 0.0, "change_prior": 0.0},
     )
     return {
-        c.id: c.score * (1.0 + beta * weights.get(ids.index(c.id), 0.0)) for c in without.candidates
+        c.id: c.score
+        * (1.0 + beta * weights.get(ids.index(c.id), 0.0))
+        * (1.0 + gamma * often.get(ids.index(c.id), 0.0))
+        for c in without.candidates
     }
 
 
@@ -416,6 +431,10 @@ def test_the_score_is_the_definitions_on_every_path(
         {"name_match": 1.0},  # one step, with the length prior
         {"name_match": 1.0, "length_prior": 0.0},  # one step, nothing read after
         {"length_prior": 0.0, "history_prior": 2.0},  # two steps without lengths
+        {"history_prior": 0.0},  # the change-history prior alone
+        {"history_prior": 0.0, "change_prior": 3.0, "name_match": 1.0},  # alone, one step
+        {"change_prior": 0.0},  # the history-similarity prior alone
+        {"change_prior": 2.5, "length_prior": 0.0},  # both, two steps without lengths
     ],
 )
 def test_every_form_of_the_statement_applies_it(
@@ -433,13 +452,17 @@ def test_every_form_of_the_statement_applies_it(
                 assert top.candidates == got.candidates[:k], (query, k)
 
 
-def test_beta_zero_is_the_ranking_without_a_window(
+def test_beta_and_gamma_zero_are_the_ranking_without_a_window(
     conn: psycopg.Connection[Any], snapshots: dict[str, list[Document]]
 ) -> None:
     lifted = 0
     for query in QUERIES:
         off = rank_snapshot(
-            conn, "hpw", query, policy=STRUCTURE_BM25, params={"history_prior": 0.0}
+            conn,
+            "hpw",
+            query,
+            policy=STRUCTURE_BM25,
+            params={"history_prior": 0.0, "change_prior": 0.0},
         )
         none = rank_snapshot(conn, "hpw-none", query, policy=STRUCTURE_BM25)
         assert [(c.id, c.score) for c in off.candidates] == [
@@ -491,7 +514,13 @@ def test_eval_ranks_as_the_sql_ranking_with_a_window(
     stored = store_corpus(conn, beir)
     assert stored.snapshot_id == snapshot_id
     assert _window(conn, stored.snapshot_id)
-    for params in ({}, {"history_prior": 0.0}, {"history_prior": 2.0}):
+    for params in (
+        {},
+        {"history_prior": 0.0},
+        {"history_prior": 2.0},
+        {"change_prior": 0.0},
+        {"history_prior": 0.0, "change_prior": 3.0},
+    ):
         result = evaluate(
             conn,
             stored.snapshot_id,
@@ -511,6 +540,9 @@ def test_eval_ranks_as_the_sql_ranking_with_a_window(
         policy_params = result.to_dict()["config"]["policy_params"]
         assert policy_params[STRUCTURE_BM25]["history_prior"] == params.get(
             "history_prior", STRUCTURE_HISTORY_PRIOR
+        )
+        assert policy_params[STRUCTURE_BM25]["change_prior"] == params.get(
+            "change_prior", STRUCTURE_CHANGE_PRIOR
         )
 
 
@@ -535,7 +567,11 @@ def test_eval_of_a_history_corpus_ranks_as_rank_snapshot(
         assert _window(conn, q.snapshot_id), q.snapshot_id
         ranking = rank_snapshot(conn, q.snapshot_id, q.text, policy=STRUCTURE_BM25)
         off = rank_snapshot(
-            conn, q.snapshot_id, q.text, policy=STRUCTURE_BM25, params={"history_prior": 0.0}
+            conn,
+            q.snapshot_id,
+            q.text,
+            policy=STRUCTURE_BM25,
+            params={"history_prior": 0.0, "change_prior": 0.0},
         )
         moved += [c.score for c in ranking.candidates] != [c.score for c in off.candidates]
         ids = [c.id for c in ranking.candidates]
@@ -577,3 +613,54 @@ def test_a_moved_snapshot_takes_its_window_and_its_commits(
     finally:
         with psycopg.connect(db.dsn, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
+
+
+def test_change_weights_are_the_definition() -> None:
+    """C(f) = Σ exp(-age / τ) over the window commits (age 0: the newest) that changed
+    f, each commit counted once per document, divided by the largest C."""
+    import math
+
+    from riido_pg.extract.similar import CHANGE_TAU
+
+    changed = [[3, 1], [1, 1], [], [7], [3]]
+    c = {
+        1: 1.0 + math.exp(-1 / CHANGE_TAU),
+        3: 1.0 + math.exp(-4 / CHANGE_TAU),
+        7: math.exp(-3 / CHANGE_TAU),
+    }
+    top = max(c.values())
+    assert change_weights(changed) == pytest.approx({d: v / top for d, v in c.items()}, abs=0)
+    assert change_weights([[], []]) == {}
+    assert change_weights([]) == {}
+    # how recently weighs more than how often once the commits are old enough
+    old = [[5]] + [[]] * 60 + [[6]] * 2
+    weights = change_weights(old)
+    assert weights[5] == 1.0 and weights[6] < 1.0
+
+
+def test_the_change_prior_lifts_what_was_changed_often_and_lately(
+    conn: psycopg.Connection[Any], snapshots: dict[str, list[Document]]
+) -> None:
+    """With the history-similarity prior off, γ > 0 raises the scores of the documents
+    the window changed, and only theirs."""
+    query = QUERIES[2]
+    changed_ids = {
+        str(i)
+        for (i,) in conn.execute(
+            "SELECT d.doc_id FROM riido.window_commits AS w "
+            "CROSS JOIN LATERAL unnest(w.doc_ords) AS u(doc_ord) "
+            "JOIN riido.snapshot_segments AS p ON p.snapshot_id = w.snapshot_id "
+            "JOIN riido.documents AS d ON d.segment_id = p.segment_id AND d.doc_ord = u.doc_ord "
+            "WHERE w.snapshot_id = 'hpw'"
+        ).fetchall()
+    }
+    assert changed_ids
+    params = {"history_prior": 0.0}
+    on = rank_snapshot(conn, "hpw", query, policy=STRUCTURE_BM25, params=params)
+    off = rank_snapshot(
+        conn, "hpw", query, policy=STRUCTURE_BM25, params={**params, "change_prior": 0.0}
+    )
+    before = {c.id: c.score for c in off.candidates}
+    moved = {c.id for c in on.candidates if c.score != before[c.id]}
+    assert moved and moved <= changed_ids
+    assert all(c.score >= before[c.id] for c in on.candidates)

@@ -16,6 +16,10 @@ from riido_pg.extract.documents import tree_documents
 from riido_pg.extract.recent import RECENT_COMMITS, recent_lines
 from riido_pg.ranking.policies import STRUCTURE_BM25, STRUCTURE_RECENT_PRIOR
 
+#: The recency prior's factor as it shipped before the change-history prior replaced
+#: it (the mechanism stays, as a parameter).
+RECENT = 1.75
+
 BODIES = {
     "alpha": "    return x + 1",
     "beta": "    y = x * 2\n    z = y - 1\n    return z",
@@ -127,16 +131,23 @@ def test_the_prior_lifts_a_recent_function_over_an_equal_old_one(
     r.commit("touch y.read_header")
     load_snapshot(conn, "rec-pair", tree_documents(r.path, rev="HEAD"))
     assert _stored_recent(conn, "rec-pair") == {"read_header"}
-    # the history-similarity prior off: the commit's subject names the function too
+    # the history-similarity and change-history priors off (the commit's subject names
+    # the function too, and the window holds the last commit); the shipped recency
+    # factor is 1 since the change-history prior replaced it, so the prior is given one
+    windowless = {"history_prior": 0.0, "change_prior": 0.0}
     got = rank_snapshot(
-        conn, "rec-pair", "read header", policy=STRUCTURE_BM25, params={"history_prior": 0.0}
+        conn,
+        "rec-pair",
+        "read header",
+        policy=STRUCTURE_BM25,
+        params={**windowless, "recent_prior": RECENT},
     )
     without = rank_snapshot(
         conn,
         "rec-pair",
         "read header",
         policy=STRUCTURE_BM25,
-        params={"recent_prior": 1.0, "history_prior": 0.0},
+        params={**windowless, "recent_prior": 1.0},
     )
     plain = rank_snapshot(conn, "rec-pair", "read header")
     for ranking in (without, plain):
@@ -146,5 +157,10 @@ def test_the_prior_lifts_a_recent_function_over_an_equal_old_one(
     assert (first.id.split(":")[0], second.id.split(":")[0]) == ("y.py", "x.py")
     base = {c.id: c.score for c in without.candidates}
     assert base[first.id] == base[second.id]
-    assert first.score == base[first.id] * STRUCTURE_RECENT_PRIOR
+    assert first.score == base[first.id] * RECENT
+    shipped = rank_snapshot(
+        conn, "rec-pair", "read header", policy=STRUCTURE_BM25, params=windowless
+    )
+    assert STRUCTURE_RECENT_PRIOR == 1.0  # replaced: the shipped ranking is the one without
+    assert shipped.candidates == without.candidates
     assert second.score == base[second.id]

@@ -36,6 +36,7 @@ from riido_pg.evaluation.scoring import (
     Batch,
     ColumnWeights,
     Documents,
+    change_places,
     documents,
     history_places,
     send_column_weights,
@@ -539,6 +540,7 @@ def _evaluate_batch(
     batch.recent_docs = ready.recent_docs
     if ready.window is not None and ready.window[0]:
         batch.history = [history_places(t.ident, *ready.window) for t in terms]
+        batch.change = change_places(ready.window[1])
     for policy in policies:
         began = time.perf_counter()
         policy.combiner.derive(batch)

@@ -418,6 +418,10 @@ class Batch:
     #: weights for it, ascending, and each one's H / max H (None when no policy of the
     #: evaluation needs it or the snapshot has no window).
     history: list[tuple[IntArray, npt.NDArray[np.float64]]] | None = None
+    #: The places of the documents the snapshot's window of past commits changed,
+    #: ascending, and each one's C / max C (the change-history prior; None when no
+    #: policy of the evaluation needs it or the snapshot has no window).
+    change: tuple[IntArray, npt.NDArray[np.float64]] | None = None
     derived: dict[str, sp.csr_matrix] = field(default_factory=dict)
     #: Per document place: its characters and estimated tokens (inspection costs;
     #: None when not given, then every cost is 0).
@@ -594,5 +598,15 @@ def history_places(
     from riido_pg.extract.similar import history_weights
 
     weights = history_weights(question, subjects, changed)
+    places = np.array(sorted(weights), dtype=np.int64)
+    return places, np.array([weights[p] for p in places.tolist()], dtype=np.float64)
+
+
+def change_places(changed: Sequence[Sequence[int]]) -> tuple[IntArray, npt.NDArray[np.float64]]:
+    """The change-history weights (:func:`riido_pg.extract.similar.change_weights`) of a
+    snapshot's window as the places they weight, ascending, and C / max C."""
+    from riido_pg.extract.similar import change_weights
+
+    weights = change_weights(changed)
     places = np.array(sorted(weights), dtype=np.int64)
     return places, np.array([weights[p] for p in places.tolist()], dtype=np.float64)

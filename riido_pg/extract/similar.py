@@ -33,11 +33,13 @@ if TYPE_CHECKING:
     from riido_pg.extract.git import Repository
 
 __all__ = [
+    "CHANGE_TAU",
     "SIMILAR_B",
     "SIMILAR_COMMITS",
     "SIMILAR_K1",
     "PastCommit",
     "RevisionWindow",
+    "change_weights",
     "documents_by_key",
     "function_key",
     "history_weights",
@@ -51,6 +53,10 @@ SIMILAR_COMMITS = 1000
 #: BM25's constants for a question against the past subjects.
 SIMILAR_K1 = 1.2
 SIMILAR_B = 0.75
+#: The change-history prior's decay: a window commit ``age`` positions back (0: the
+#: newest) weighs exp(-age / CHANGE_TAU), a half-life of about 21 commits
+#: (docs/evaluation.md "Change history").
+CHANGE_TAU = 30.0
 #: More functions than any commit changes: every changed function counts.
 _NO_LIMIT = 10**9
 
@@ -239,3 +245,17 @@ def documents_by_key(ids: Mapping[str, int]) -> dict[str, list[int]]:
     for doc_id, number in ids.items():
         by_key.setdefault(function_key(doc_id), []).append(number)
     return by_key
+
+
+def change_weights(changed: Sequence[Iterable[int]]) -> dict[int, float]:
+    """Per document (its number), C / max C for the change-history prior, given the
+    documents each window commit changed (``changed[age]``, newest first): C(f) =
+    sum of exp(-age / CHANGE_TAU) over the commits that changed f, summed in window
+    order; documents no commit changed are left out."""
+    c: dict[int, float] = {}
+    for age, docs in enumerate(changed):
+        weight = math.exp(-float(age) / CHANGE_TAU)
+        for d in sorted(set(docs)):
+            c[d] = c.get(d, 0.0) + weight
+    top = max(c.values(), default=0.0)
+    return {d: v / top for d, v in c.items()} if top > 0 else {}

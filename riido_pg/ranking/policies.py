@@ -55,6 +55,7 @@ from riido_pg.ranking.policy.skeleton import (
 )
 from riido_pg.ranking.policy.structure import (
     STRUCTURE_BM25,
+    STRUCTURE_CHANGE_PRIOR,
     STRUCTURE_EXAMPLE_PRIOR,
     STRUCTURE_HISTORY_PRIOR,
     STRUCTURE_LENGTH_PRIOR,
@@ -91,6 +92,7 @@ __all__ = [
     "RAW",
     "RRF_K",
     "STRUCTURE_BM25",
+    "STRUCTURE_CHANGE_PRIOR",
     "STRUCTURE_EXAMPLE_PRIOR",
     "STRUCTURE_HISTORY_PRIOR",
     "STRUCTURE_LENGTH_PRIOR",

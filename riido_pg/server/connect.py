@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 #: The schema revision this version of riido-pg needs (tests check it is alembic's head).
-SCHEMA_REVISION = "0025"
+SCHEMA_REVISION = "0026"
 
 
 def resolve_dsn(dsn: str | None) -> tuple[str, bool]:

@@ -21,7 +21,7 @@ from typing import Any
 from psycopg import Connection, sql
 
 from riido_pg.documents import MAX_QUERY_BYTES
-from riido_pg.extract.similar import SIMILAR_B, SIMILAR_K1
+from riido_pg.extract.similar import CHANGE_TAU, SIMILAR_B, SIMILAR_K1
 from riido_pg.fields import EXAMPLE_WORDS, TEST_WORDS
 from riido_pg.ranking.bm25 import SCALE
 from riido_pg.ranking.policies import (
@@ -30,6 +30,7 @@ from riido_pg.ranking.policies import (
     MODEL_STRUCTURE_OUT_OF_SCOPE,
     OUT_OF_SCOPE,
     RRF_K,
+    STRUCTURE_CHANGE_PRIOR,
     STRUCTURE_EXAMPLE_PRIOR,
     STRUCTURE_HISTORY_PRIOR,
     STRUCTURE_LENGTH_PRIOR,
@@ -65,6 +66,8 @@ def _values() -> list[tuple[str, str, Any]]:
         ("structure_history_prior", "float8", STRUCTURE_HISTORY_PRIOR),
         ("history_k1", "float8", SIMILAR_K1),
         ("history_b", "float8", SIMILAR_B),
+        ("structure_change_prior", "float8", STRUCTURE_CHANGE_PRIOR),
+        ("change_tau", "float8", CHANGE_TAU),
         ("test_words", "text[]", sorted(TEST_WORDS)),
         ("example_words", "text[]", sorted(EXAMPLE_WORDS)),
         ("policies", "text[]", list(IN_SQL)),

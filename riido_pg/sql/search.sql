@@ -370,7 +370,9 @@ $$;
 -- a_w6: structure's length prior exponent; a_recent: the snapshot's recently changed
 -- documents, a_w7: the recency prior's factor; a_snapshot: the snapshot, whose window
 -- of past commits (riido.window_commits) the history-similarity prior reads, a_w8: its
--- β (0 or NULL: off), a_w9 and a_w10: BM25's k1 and b for the window's subjects).
+-- β (0 or NULL: off), a_w9 and a_w10: BM25's k1 and b for the window's subjects; a_w11:
+-- the change-history prior's γ (0 or NULL: off), read from the same window, a_w12: its
+-- decay's τ).
 -- Rows (doc_ord, score, raw units, identifier units, name units: structure's name
 -- field, 0 for the others; the id, which the order needs anyway) in rank order.
 CREATE OR REPLACE FUNCTION riido.search_fusion(
@@ -380,7 +382,7 @@ CREATE OR REPLACE FUNCTION riido.search_fusion(
     a_w4 float8 DEFAULT NULL, a_w5 float8 DEFAULT NULL, a_config regconfig DEFAULT NULL,
     a_w6 float8 DEFAULT NULL, a_recent integer[] DEFAULT NULL, a_w7 float8 DEFAULT NULL,
     a_snapshot text DEFAULT NULL, a_w8 float8 DEFAULT NULL, a_w9 float8 DEFAULT NULL,
-    a_w10 float8 DEFAULT NULL
+    a_w10 float8 DEFAULT NULL, a_w11 float8 DEFAULT NULL, a_w12 float8 DEFAULT NULL
 ) RETURNS TABLE (
     doc_ord integer, score float8, raw bigint, ident bigint, name bigint, doc_id text
 )
@@ -393,12 +395,19 @@ DECLARE
     stmt text;
     -- the history-similarity prior (riido_pg.ranking.policy.structure's _HISTORY): its
     -- CTEs, and the factor and join the bar, the bounds and the score take
+    -- and the change-history prior's (_CHANGE), the factors in that order
     history constant boolean := a_policy = 'structure_bm25' AND coalesce(a_w8, 0) <> 0;
+    change constant boolean := a_policy = 'structure_bm25' AND coalesce(a_w11, 0) <> 0;
     h_factor constant text := CASE WHEN history THEN ' * coalesce(h.factor, 1::float8)'
-                                   ELSE '' END;
+                                   ELSE '' END
+                              || CASE WHEN change THEN ' * coalesce(ch.factor, 1::float8)'
+                                      ELSE '' END;
     h_join constant text := CASE WHEN history
                                  THEN ' LEFT JOIN history AS h ON h.doc_ord = x.doc_ord'
-                                 ELSE '' END;
+                                 ELSE '' END
+                            || CASE WHEN change
+                                    THEN ' LEFT JOIN change AS ch ON ch.doc_ord = x.doc_ord'
+                                    ELSE '' END;
 BEGIN
     stmt := 'WITH '
         || riido.search_column_sql('scored_raw', 'raw', '$4', '$7', '$6', removed, exact_raw)
@@ -495,6 +504,19 @@ history AS MATERIALIZED (
     FROM history_h AS h CROSS JOIN (SELECT max(v.h) AS top FROM history_h AS v) AS m
     WHERE m.top > 0
 ),$s$ END
+            || CASE WHEN NOT change THEN '' ELSE $s$
+change_c AS MATERIALIZED (
+    SELECT u.doc_ord,
+           sum(exp(-w.position::float8 / $26) ORDER BY w.position) AS c
+    FROM riido.window_commits AS w CROSS JOIN LATERAL unnest(w.doc_ords) AS u(doc_ord)
+    WHERE w.snapshot_id = $21
+    GROUP BY u.doc_ord
+),
+change AS MATERIALIZED (
+    SELECT c.doc_ord, 1::float8 + $25 * (c.c / m.top) AS factor
+    FROM change_c AS c CROSS JOIN (SELECT max(v.c) AS top FROM change_c AS v) AS m
+    WHERE m.top > 0
+),$s$ END
             || $s$
 sums AS (
     SELECT coalesce(r.doc_ord, i.doc_ord) AS doc_ord,
@@ -578,7 +600,8 @@ LIMIT $11$s$;
     RETURN QUERY EXECUTE stmt
     USING a_segments, a_removed, a_n, a_len_raw, a_k1, a_b, a_raw, a_len_ident, a_ident,
           (SELECT c.scale FROM riido.search_settings() AS c), a_k::int8, a_w1, a_w2, a_w3,
-          a_w4, a_w5, a_config, a_w6, a_recent, a_w7, a_snapshot, a_w8, a_w9, a_w10;
+          a_w4, a_w5, a_config, a_w6, a_recent, a_w7, a_snapshot, a_w8, a_w9, a_w10, a_w11,
+          a_w12;
 END
 $$;
 
@@ -967,7 +990,7 @@ BEGIN
                  cfg.structure_w_name, test_prior, example_prior, cfg.structure_name_match,
                  snap.text_config::regconfig, cfg.structure_length_prior, snap.recent,
                  cfg.structure_recent_prior, snap.snapshot_id, cfg.structure_history_prior,
-                 cfg.history_k1, cfg.history_b)
+                 cfg.history_k1, cfg.history_b, cfg.structure_change_prior, cfg.change_tau)
              WITH ORDINALITY AS f(doc_ord, score, raw, ident, name, doc_id, o);
     END IF;
 

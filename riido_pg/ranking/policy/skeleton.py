@@ -184,6 +184,12 @@ class EvalScores(Protocol):
         fields or the snapshot has no window)."""
 
     @property
+    def change(self) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]] | None:
+        """The documents (places, ascending) the snapshot's window of past commits
+        changed and their C / max C, the change-history prior's weights (None when no
+        policy reads the fields or the snapshot has no window)."""
+
+    @property
     def qualified(self) -> sp.csr_matrix | None:
         """Per question, the documents whose qualified name's lexemes it holds, every
         one (questions x documents, 1 where so; None when no policy reads fields)."""

@@ -16,11 +16,15 @@ document sums, over the snapshot's window of past commits (``riido.window_commit
 :mod:`riido_pg.extract.similar`) that changed it, BM25 of the question's identifier
 lexemes against the commit's subject divided by how many documents the commit
 changed (:func:`riido_pg.extract.similar.history_weights`); a snapshot without a
-window, or a question no subject shares a lexeme with, ranks as without it. A
-document whose score is 0 ranks with the unmatched ones.
+window, or a question no subject shares a lexeme with, ranks as without it. Last,
+the change-history prior multiplies by ``1 + change_prior * C / max C``: C of a
+document sums exp(-age / CHANGE_TAU) over the window's commits that changed it (age
+0: the newest; :func:`riido_pg.extract.similar.change_weights`), whatever the
+question; it replaced the recency prior (whose factor ships as 1). A document whose
+score is 0 ranks with the unmatched ones.
 
 Parameters ``w_ident``, ``w_name``, ``test_prior``, ``example_prior``, ``name_match``,
-``length_prior``, ``recent_prior``, ``history_prior``."""
+``length_prior``, ``recent_prior``, ``history_prior``, ``change_prior``."""
 
 from __future__ import annotations
 
@@ -29,8 +33,7 @@ from typing import TYPE_CHECKING
 
 from psycopg import sql
 
-from riido_pg.extract.recent import RECENT_COMMITS
-from riido_pg.extract.similar import SIMILAR_B, SIMILAR_COMMITS, SIMILAR_K1
+from riido_pg.extract.similar import CHANGE_TAU, SIMILAR_B, SIMILAR_COMMITS, SIMILAR_K1
 from riido_pg.ranking import bm25
 from riido_pg.ranking.policy.skeleton import (
     AT_LEAST_ONE,
@@ -58,6 +61,7 @@ __all__ = [
     "PARAMS",
     "POLICIES",
     "STRUCTURE_BM25",
+    "STRUCTURE_CHANGE_PRIOR",
     "STRUCTURE_EXAMPLE_PRIOR",
     "STRUCTURE_HISTORY_PRIOR",
     "STRUCTURE_LENGTH_PRIOR",
@@ -79,16 +83,19 @@ STRUCTURE_BM25 = "structure_bm25"
 #: when the question is not about those, the exponent of the length prior
 #: (1 + ln(1 + the document's raw length)) ^ e, which lifts longer functions a little,
 #: the factor of a document its revision's last commits changed (the recency
-#: prior), and β of the history-similarity prior (its window of SIMILAR_COMMITS past
-#: commits: docs/evaluation.md "History similarity").
+#: prior; 1 since the change-history prior replaced it), β of the history-similarity
+#: prior (its window of SIMILAR_COMMITS past commits: docs/evaluation.md "History
+#: similarity") and γ of the change-history prior (docs/evaluation.md "Change
+#: history").
 STRUCTURE_W_IDENT = 6.0
 STRUCTURE_W_NAME = 6.0
 STRUCTURE_NAME_MATCH = 1.75
 STRUCTURE_TEST_PRIOR = 0.3
 STRUCTURE_EXAMPLE_PRIOR = 0.5
 STRUCTURE_LENGTH_PRIOR = 0.1
-STRUCTURE_RECENT_PRIOR = 1.75
+STRUCTURE_RECENT_PRIOR = 1.0
 STRUCTURE_HISTORY_PRIOR = 0.5
+STRUCTURE_CHANGE_PRIOR = 1.0
 
 PARAMS = (
     Param("w_ident", STRUCTURE_W_IDENT, AT_LEAST_ZERO, "the identifier column's weight"),
@@ -101,6 +108,7 @@ PARAMS = (
     Param(
         "history_prior", STRUCTURE_HISTORY_PRIOR, AT_LEAST_ZERO, "the history-similarity prior's β"
     ),
+    Param("change_prior", STRUCTURE_CHANGE_PRIOR, AT_LEAST_ZERO, "the change-history prior's γ"),
 )
 
 #: The history-similarity prior's factor of each document its snapshot's window
@@ -163,6 +171,30 @@ _HISTORY = (
         "    WHERE m.top > 0\n"
         ")"
     ).format(beta=param("history_prior")),
+)
+
+
+#: The change-history prior's factor of each document its snapshot's window changed
+#: (riido_pg.extract.similar.change_weights, in the same float8 operations in the same
+#: order): C, exp(-age / CHANGE_TAU) summed in window order (newest first) over the
+#: window commits that changed the document, and 1 + γ · C / max C.
+_CHANGE = (
+    sql.SQL(
+        "change_c AS MATERIALIZED (\n"
+        "    SELECT u.doc_ord,\n"
+        "           sum(exp(-w.position::float8 / {tau}) ORDER BY w.position) AS c\n"
+        "    FROM riido.window_commits AS w CROSS JOIN LATERAL unnest(w.doc_ords) AS u(doc_ord)\n"
+        "    WHERE w.snapshot_id = %(snapshot_id)s\n"
+        "    GROUP BY u.doc_ord\n"
+        ")"
+    ).format(tau=sql.SQL("{}::float8").format(sql.Literal(CHANGE_TAU))),
+    sql.SQL(
+        "change AS MATERIALIZED (\n"
+        "    SELECT c.doc_ord, 1::float8 + {gamma} * (c.c / m.top) AS factor\n"
+        "    FROM change_c AS c CROSS JOIN (SELECT max(v.c) AS top FROM change_c AS v) AS m\n"
+        "    WHERE m.top > 0\n"
+        ")"
+    ).format(gamma=param("change_prior")),
 )
 
 
@@ -245,21 +277,29 @@ _BAR = sql.SQL(
     ")"
 )
 
-#: With the history-similarity prior, the bar and the bounds take each document's
-#: factor too (the prior multiplies the final score, so a document's bar value stays
-#: below its score and its bound above).
-_WITH_HISTORY = {
-    "history": sql.SQL(" * coalesce(h.factor, 1::float8)"),
-    "join": sql.SQL("\n    LEFT JOIN history AS h ON h.doc_ord = {}.doc_ord"),
-}
-_NO_HISTORY = {"history": sql.SQL(""), "join": sql.SQL("")}
+
+#: With the history-similarity or the change-history prior, the bar and the bounds
+#: take each document's factors too (the priors multiply the final score, so a
+#: document's bar value stays below its score and its bound above).
+def _lift_parts(lifts: tuple[tuple[str, str], ...], row: str) -> dict[str, sql.Composable]:
+    """The bar's and the bounds' factors and joins (``lifts``: (CTE, alias) pairs, in
+    the score's order) for the row aliased ``row``."""
+    return {
+        "history": _lifted(lifts),
+        "join": sql.SQL("").join(
+            sql.SQL("\n    LEFT JOIN {} AS {} ON {}.doc_ord = {}.doc_ord").format(
+                sql.Identifier(cte), sql.Identifier(a), sql.Identifier(a), sql.SQL(row)
+            )
+            for cte, a in lifts
+        ),
+    }
 
 
-def _history_parts(on: bool, row: str) -> dict[str, sql.Composable]:
-    """The bar's and the bounds' factor and join for the row aliased ``row``."""
-    if not on:
-        return dict(_NO_HISTORY)
-    return {"history": _WITH_HISTORY["history"], "join": _WITH_HISTORY["join"].format(sql.SQL(row))}
+def _lifted(lifts: tuple[tuple[str, str], ...]) -> sql.Composable:
+    """`` * coalesce(a.factor, 1)`` for each lift, in order."""
+    return sql.SQL("").join(
+        sql.SQL(" * coalesce({}.factor, 1::float8)").format(sql.Identifier(a)) for _, a in lifts
+    )
 
 
 #: The documents whose qualified name (riido.qualified_words of the id, under the
@@ -320,6 +360,7 @@ class Structure(Scored):
         length_prior: float = 0.0,
         recent_prior: float = 1.0,
         history_prior: float = 0.0,
+        change_prior: float = 0.0,
     ) -> None:
         super().__init__(
             w_ident=w_ident,
@@ -330,6 +371,7 @@ class Structure(Scored):
             length_prior=length_prior,
             recent_prior=recent_prior,
             history_prior=history_prior,
+            change_prior=change_prior,
         )
 
     @property
@@ -364,6 +406,10 @@ class Structure(Scored):
     def history_prior(self) -> float:
         return self["history_prior"]
 
+    @property
+    def change_prior(self) -> float:
+        return self["change_prior"]
+
     def history_factors(self, batch: EvalScores, row: int) -> npt.NDArray[np.float64]:
         """Question ``row``'s factors ``1 + β · H / max H`` of the documents its
         history weights (``batch.history[row]``: their places and H / max H)."""
@@ -388,10 +434,17 @@ class Structure(Scored):
         )
         prior = sql.SQL("coalesce({}.prior, 1::float8)")
         lengths = self.length_prior != 0
-        history = self.history_prior != 0
-        lifted = sql.SQL(" * coalesce(h.factor, 1::float8)") if history else sql.SQL("")
-        kinds: tuple[sql.Composable, ...] = (_KINDS, *_HISTORY) if history else (_KINDS,)
-        lift: tuple[tuple[str, str], ...] = (("history", "h"),) if history else ()
+        history, change = self.history_prior != 0, self.change_prior != 0
+        kinds: tuple[sql.Composable, ...] = (
+            _KINDS,
+            *(_HISTORY if history else ()),
+            *(_CHANGE if change else ()),
+        )
+        lift: tuple[tuple[str, str], ...] = (
+            *((("history", "h"),) if history else ()),
+            *((("change", "ch"),) if change else ()),
+        )
+        lifted = _lifted(lift)
         if self.name_match == 1:
             if lengths:
                 fields = sql.SQL("{} * l.factor").format(fields)
@@ -411,11 +464,11 @@ class Structure(Scored):
             lifted,
         )
         upper = sql.SQL(" * {}").format(_UPPER) if lengths else sql.SQL("")
-        parts = _history_parts(history, "t")
+        parts = _lift_parts(lift, "t")
         qualified = _QUALIFIED.format(
             doc_id=bm25.DOC_ID, match=param("name_match"), upper=upper, **parts
         )
-        bar = _BAR.format(**_history_parts(history, "f"))
+        bar = _BAR.format(**_lift_parts(lift, "f"))
         bounded = _LENGTHS_BOUNDED.format(
             factor=_FACTOR.format(_LEN, param("length_prior")),
             upper=_UPPER,
@@ -474,6 +527,12 @@ class Structure(Scored):
                 lo, hi = summed.indptr[row], summed.indptr[row + 1]
                 summed.data[lo:hi] = summed.data[lo:hi] * lift[summed.indices[lo:hi]]
                 lift[places] = 1.0
+        if batch.change is not None and self.change_prior != 0 and len(batch.change[0]):
+            # the snapshot's factors (1 + γ · C / max C), the SQL's very last product
+            places, weights = batch.change
+            lift = np.ones(summed.shape[1])
+            lift[places] = 1.0 + self.change_prior * weights
+            summed.data = summed.data * lift[summed.indices]
         summed.eliminate_zeros()  # a zero score ranks with the unmatched documents
         return summed
 
@@ -490,14 +549,16 @@ POLICIES = (
             STRUCTURE_LENGTH_PRIOR,
             STRUCTURE_RECENT_PRIOR,
             STRUCTURE_HISTORY_PRIOR,
+            STRUCTURE_CHANGE_PRIOR,
         ),
         f"bm25 + {STRUCTURE_W_IDENT:g} * identifier_bm25 + {STRUCTURE_W_NAME:g} * name_bm25, "
         f"x (1 + ln(1 + length)) ^ {STRUCTURE_LENGTH_PRIOR:g}, "
         f"x {STRUCTURE_NAME_MATCH:g} when the question holds every word of the qualified name, "
         f"test code x {STRUCTURE_TEST_PRIOR:g} unless the question is about tests, "
         f"documentation and example code x {STRUCTURE_EXAMPLE_PRIOR:g} unless it is about them, "
-        f"x {STRUCTURE_RECENT_PRIOR:g} when the last {RECENT_COMMITS} commits changed it, "
         f"x (1 + {STRUCTURE_HISTORY_PRIOR:g} H / max H), H lifting what the last "
-        f"{SIMILAR_COMMITS} commits whose subjects resemble the question changed",
+        f"{SIMILAR_COMMITS} commits whose subjects resemble the question changed, "
+        f"x (1 + {STRUCTURE_CHANGE_PRIOR:g} C / max C), C summing exp(-age / {CHANGE_TAU:g}) "
+        f"over those {SIMILAR_COMMITS} commits that changed it (age 0: the newest)",
     ),
 )
