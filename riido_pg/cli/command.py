@@ -116,9 +116,15 @@ class _Direct:
         if done is not _TYPER:
             return done
         if self._typer is None:
-            from typer._coercion import build_runtime_param
-
-            self._typer = build_runtime_param(self._param.type_descriptor)
+            # typer's own get_runtime_param builds its coercion (and caches it where
+            # this one is cached): called as typer defines it, not through a private
+            # module whose name a later typer may change
+            base = TyperArgument if isinstance(self._param, TyperArgument) else TyperOption
+            self._param._runtime_param = None
+            try:
+                self._typer = base.get_runtime_param(self._param)
+            finally:
+                self._param._runtime_param = self
         return self._typer.coerce(value, param=param, ctx=ctx)
 
 
